@@ -1,0 +1,44 @@
+// Thin, typed, non-variadic wrappers around libcurl's variadic entry points.
+// No policy lives here: every function forwards exactly one call.
+#ifndef CCURLSHIM_H
+#define CCURLSHIM_H
+
+#include <curl/curl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#pragma clang assume_nonnull begin
+
+// MARK: easy options
+CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value);
+CURLcode ccurl_easy_setopt_off_t(CURL *handle, CURLoption option, int64_t value);
+CURLcode ccurl_easy_setopt_string(CURL *handle, CURLoption option, const char *_Nullable value);
+CURLcode ccurl_easy_setopt_ptr(CURL *handle, CURLoption option, void *_Nullable value);
+CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *_Nullable value);
+
+typedef size_t (*ccurl_data_callback)(char *_Nullable buffer, size_t size, size_t count, void *_Nullable userdata);
+typedef int (*ccurl_xferinfo_callback)(void *_Nullable userdata, int64_t dltotal, int64_t dlnow, int64_t ultotal, int64_t ulnow);
+
+CURLcode ccurl_easy_setopt_write_function(CURL *handle, ccurl_data_callback _Nullable callback);
+CURLcode ccurl_easy_setopt_header_function(CURL *handle, ccurl_data_callback _Nullable callback);
+CURLcode ccurl_easy_setopt_read_function(CURL *handle, ccurl_data_callback _Nullable callback);
+CURLcode ccurl_easy_setopt_xferinfo_function(CURL *handle, ccurl_xferinfo_callback _Nullable callback);
+
+// MARK: easy info
+CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, int64_t *value);
+CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char *_Nullable *_Nonnull value);
+CURLcode ccurl_easy_getinfo_ptr(CURL *handle, CURLINFO info, void *_Nullable *_Nonnull value);
+
+// MARK: multi options
+CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+
+// MARK: constants Swift cannot import (macros with casts)
+const char *_Nullable ccurl_version(void);
+long ccurl_writefunc_pause(void);
+long ccurl_readfunc_pause(void);
+long ccurl_readfunc_abort(void);
+
+#pragma clang assume_nonnull end
+
+#endif

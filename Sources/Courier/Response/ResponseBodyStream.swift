@@ -1,0 +1,142 @@
+import Foundation
+import Synchronization
+
+/// The hand-over of streamed response chunks from a transport's thread to one consumer.
+///
+/// The producer offers chunks with ``offer(_:)``; when more than `highWater` bytes wait,
+/// the offer is refused and the producer must pause. When the consumer has drained the
+/// buffer to half of `highWater`, ``onDrained`` asks the producer to continue.
+final class ResponseBodyStream: Sendable {
+    private struct State {
+        var chunks: [Data] = []
+        var head = 0
+        var buffered = 0
+        var producerPaused = false
+        var finished = false
+        var failure: (any Error)?
+        var waiter: CheckedContinuation<Data?, any Error>?
+    }
+
+    private let state = Mutex(State())
+    private let highWater: Int
+    private let onDrained: @Sendable () -> Void
+    private let onCancel: @Sendable () -> Void
+
+    init(highWater: Int, onDrained: @escaping @Sendable () -> Void, onCancel: @escaping @Sendable () -> Void) {
+        self.highWater = max(1, highWater)
+        self.onDrained = onDrained
+        self.onCancel = onCancel
+    }
+
+    /// Offers a chunk. Returns `false` when the buffer is full: the chunk was NOT taken and
+    /// the producer must pause until ``onDrained`` runs.
+    func offer(_ chunk: Data) -> Bool {
+        let waiter = state.withLock { state -> CheckedContinuation<Data?, any Error>?? in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return .some(waiter)
+            }
+            if state.buffered >= highWater {
+                state.producerPaused = true
+                return .none
+            }
+            state.chunks.append(chunk)
+            state.buffered += chunk.count
+            return .some(nil)
+        }
+        switch waiter {
+        case .none: return false
+        case .some(let continuation):
+            continuation?.resume(returning: chunk)
+            return true
+        }
+    }
+
+    /// Ends the stream, with an error when the transfer failed.
+    func finish(throwing error: (any Error)? = nil) {
+        let waiter = state.withLock { state -> CheckedContinuation<Data?, any Error>? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            state.failure = error
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        if let error { waiter?.resume(throwing: error) } else { waiter?.resume(returning: nil) }
+    }
+
+    func next() async throws -> Data? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                enum Step { case chunk(Data, drained: Bool), end, fail(any Error), wait, waitAfterDraining }
+                let step: Step = state.withLock { state in
+                    if state.head < state.chunks.count {
+                        let chunk = state.chunks[state.head]
+                        state.head += 1
+                        state.buffered -= chunk.count
+                        if state.head == state.chunks.count {
+                            state.chunks.removeAll(keepingCapacity: true)
+                            state.head = 0
+                        }
+                        var drained = false
+                        if state.producerPaused && state.buffered <= highWater / 2 {
+                            state.producerPaused = false
+                            drained = true
+                        }
+                        return .chunk(chunk, drained: drained)
+                    }
+                    if state.finished {
+                        if let failure = state.failure { return .fail(failure) }
+                        return .end
+                    }
+                    state.waiter = continuation
+                    if state.producerPaused {
+                        state.producerPaused = false
+                        return .waitAfterDraining
+                    }
+                    return .wait
+                }
+                switch step {
+                case .chunk(let chunk, let drained):
+                    if drained { onDrained() }
+                    continuation.resume(returning: chunk)
+                case .end: continuation.resume(returning: nil)
+                case .fail(let error): continuation.resume(throwing: error)
+                case .wait: break
+                case .waitAfterDraining: onDrained()
+                }
+            }
+        } onCancel: {
+            self.cancelFromConsumer()
+        }
+    }
+
+    func cancelFromConsumer() {
+        let (wasOpen, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Data?, any Error>?) in
+            guard !state.finished else { return (false, nil) }
+            state.finished = true
+            state.failure = CancellationError()
+            state.chunks.removeAll()
+            state.buffered = 0
+            defer { state.waiter = nil }
+            return (true, state.waiter)
+        }
+        waiter?.resume(throwing: CancellationError())
+        if wasOpen { onCancel() }
+    }
+
+    /// The consumer's handle. When the last copy of the response body is gone before the
+    /// end of the stream, the transfer is cancelled.
+    final class Consumer: Sendable {
+        let stream: ResponseBodyStream
+
+        init(_ stream: ResponseBodyStream) {
+            self.stream = stream
+        }
+
+        func next() async throws -> Data? { try await stream.next() }
+
+        func cancel() { stream.cancelFromConsumer() }
+
+        deinit { stream.cancelFromConsumer() }
+    }
+}

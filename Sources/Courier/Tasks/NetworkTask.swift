@@ -1,0 +1,224 @@
+public import HTTPTypes
+import Synchronization
+
+/// A request in flight that can be observed, suspended, resumed and cancelled.
+///
+/// Create one with ``Session/task(for:body:)``. It starts at once. Await ``value`` for the
+/// response, or watch ``events`` for state changes and progress:
+///
+/// ```swift
+/// let task = session.task(for: HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/large"))
+/// for await event in task.events {
+///     if case .downloadProgress(let progress) = event { print(progress.fractionCompleted ?? 0) }
+/// }
+/// let response = try await task.value
+/// ```
+///
+/// Cancelling the Swift task that awaits ``value`` cancels the transfer.
+public final class NetworkTask: Sendable, Identifiable {
+    /// A task's identity, unique within the process.
+    public struct ID: Hashable, Sendable, CustomStringConvertible {
+        /// The number behind the id.
+        public let rawValue: UInt64
+
+        private static let counter = Atomic<UInt64>(0)
+
+        static func next() -> ID {
+            ID(rawValue: counter.wrappingAdd(1, ordering: .relaxed).newValue)
+        }
+
+        /// The id as text.
+        public var description: String { "task-\(rawValue)" }
+    }
+
+    private struct State {
+        var state: TaskState = .running
+        var response: Response?
+        var error: (any Error)?
+        var subscribers: [UInt64: AsyncStream<TaskEvent>.Continuation] = [:]
+        var nextSubscriber: UInt64 = 0
+        var waiters: [CheckedContinuation<Response, any Error>] = []
+        var runner: Task<Void, Never>?
+        var cancelRequested = false
+    }
+
+    /// The task's identity.
+    public let id: ID
+    /// The request as the caller gave it.
+    public let request: HTTPRequest
+    let control: TransferControl
+    private let locked_state: Mutex<State>
+
+    init(id: ID, request: HTTPRequest, control: TransferControl) {
+        self.id = id
+        self.request = request
+        self.control = control
+        self.locked_state = Mutex(State())
+    }
+
+    /// Creates a task whose control reports progress to it.
+    static func make(request: HTTPRequest) -> NetworkTask {
+        let box = WeakBox()
+        let control = TransferControl { upload, download in
+            if let upload { box.task?.publish(.uploadProgress(upload)) }
+            if let download { box.task?.publish(.downloadProgress(download)) }
+        }
+        let task = NetworkTask(id: .next(), request: request, control: control)
+        box.set(task)
+        return task
+    }
+
+    /// The current state.
+    public var state: TaskState { locked_state.withLock { $0.state } }
+
+    /// The response, once the task has completed with one.
+    public var response: Response? { locked_state.withLock { $0.response } }
+
+    /// The error, once the task has failed or was cancelled.
+    public var error: (any Error)? { locked_state.withLock { $0.error } }
+
+    /// Cancels the transfer. The task ends in ``TaskState/cancelled`` unless it had ended.
+    public func cancel() {
+        let runner = locked_state.withLock { state -> Task<Void, Never>? in
+            state.cancelRequested = true
+            return state.runner
+        }
+        runner?.cancel()
+    }
+
+    /// Suspends the transfer: no bytes move until ``resume()``.
+    public func suspend() {
+        guard transition(to: .suspended, from: .running) else { return }
+        control.suspend()
+    }
+
+    /// Resumes a suspended transfer.
+    public func resume() {
+        guard transition(to: .running, from: .suspended) else { return }
+        control.resume()
+    }
+
+    /// The task's events, starting with its current state, buffered without limit.
+    ///
+    /// Each access returns a new stream; every stream finishes when the task ends.
+    public var events: AsyncStream<TaskEvent> { events(bufferingPolicy: .unbounded) }
+
+    /// The task's events, starting with its current state.
+    ///
+    /// - Parameter bufferingPolicy: What to keep when the consumer is behind.
+    /// - Returns: A stream that finishes when the task ends.
+    public func events(bufferingPolicy: AsyncStream<TaskEvent>.Continuation.BufferingPolicy) -> AsyncStream<TaskEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: TaskEvent.self, bufferingPolicy: bufferingPolicy)
+        let current = locked_state.withLock { state -> TaskState in
+            continuation.yield(.stateChanged(state.state))
+            if !state.state.isFinal {
+                let key = state.nextSubscriber
+                state.nextSubscriber += 1
+                state.subscribers[key] = continuation
+                continuation.onTermination = { [weak self] _ in
+                    _ = self?.locked_state.withLock { $0.subscribers.removeValue(forKey: key) }
+                }
+            }
+            return state.state
+        }
+        if current.isFinal { continuation.finish() }
+        return stream
+    }
+
+    /// The response, awaited. Throws the task's error.
+    ///
+    /// Cancelling the awaiting Swift task cancels this network task.
+    public var value: Response {
+        get async throws {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    let outcome = locked_state.withLock { state -> Result<Response, any Error>? in
+                        if let response = state.response { return .success(response) }
+                        if let error = state.error { return .failure(error) }
+                        state.waiters.append(continuation)
+                        return nil
+                    }
+                    if let outcome { continuation.resume(with: outcome) }
+                }
+            } onCancel: {
+                self.cancel()
+            }
+        }
+    }
+
+    // MARK: Driving the task (Session)
+
+    func start(_ operation: @escaping @Sendable () async throws -> Response) {
+        let runner = Task {
+            let result: Result<Response, any Error>
+            do {
+                result = .success(try await operation())
+            } catch {
+                result = .failure(error)
+            }
+            self.finish(with: result)
+        }
+        let cancelNow = locked_state.withLock { state -> Bool in
+            state.runner = runner
+            return state.cancelRequested
+        }
+        if cancelNow { runner.cancel() }
+    }
+
+    private func finish(with result: Result<Response, any Error>) {
+        let (subscribers, waiters, finalState) = locked_state.withLock { state in
+            let finalState: TaskState
+            switch result {
+            case .success(let response):
+                state.response = response
+                finalState = .completed
+            case .failure(let error):
+                state.error = error
+                finalState = error is CancellationError ? .cancelled : .completed
+            }
+            state.state = finalState
+            defer {
+                state.subscribers = [:]
+                state.waiters = []
+                state.runner = nil
+            }
+            return (Array(state.subscribers.values), state.waiters, finalState)
+        }
+        for subscriber in subscribers {
+            subscriber.yield(.stateChanged(finalState))
+            subscriber.finish()
+        }
+        for waiter in waiters { waiter.resume(with: result) }
+    }
+
+    private func transition(to new: TaskState, from old: TaskState) -> Bool {
+        let subscribers = locked_state.withLock { state -> [AsyncStream<TaskEvent>.Continuation]? in
+            guard state.state == old else { return nil }
+            state.state = new
+            return Array(state.subscribers.values)
+        }
+        guard let subscribers else { return false }
+        for subscriber in subscribers { subscriber.yield(.stateChanged(new)) }
+        return true
+    }
+
+    private func publish(_ event: TaskEvent) {
+        let subscribers = locked_state.withLock { Array($0.subscribers.values) }
+        for subscriber in subscribers { subscriber.yield(event) }
+    }
+}
+
+/// Breaks the cycle between a task and the progress handler of its control.
+private final class WeakBox: Sendable {
+    private let reference = Mutex<Weak>(Weak())
+
+    private struct Weak {
+        weak var task: NetworkTask?
+    }
+
+    var task: NetworkTask? { reference.withLock { $0.task } }
+
+    func set(_ task: NetworkTask) {
+        reference.withLock { $0.task = task }
+    }
+}

@@ -1,0 +1,33 @@
+internal import CCurlShim
+
+/// libcurl's callbacks. They run on the loop thread; `userdata` is the ``CurlTransfer``,
+/// which the loop keeps alive while its easy handle is in the multi handle.
+///
+/// Static members of a nonisolated type, so that Swift 6 does not infer an actor for them.
+enum CurlCallbacks {
+    static let write: ccurl_data_callback = { buffer, size, count, userdata in
+        guard let userdata else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        return transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count))
+    }
+
+    static let header: ccurl_data_callback = { buffer, size, count, userdata in
+        guard let userdata else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        transfer.receiveHeader(UnsafeRawBufferPointer(start: buffer, count: size * count))
+        return size * count
+    }
+
+    static let read: ccurl_data_callback = { buffer, size, count, userdata in
+        guard let userdata, let buffer else { return Int(ccurl_readfunc_abort()) }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        return transfer.provideUpload(UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+    }
+
+    static let progress: ccurl_xferinfo_callback = { userdata, downloadTotal, downloaded, uploadTotal, uploaded in
+        guard let userdata else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        transfer.progress(downloadTotal: downloadTotal, downloaded: downloaded, uploadTotal: uploadTotal, uploaded: uploaded)
+        return 0
+    }
+}

@@ -1,0 +1,246 @@
+internal import CCurlShim
+import Foundation
+import Synchronization
+
+/// The thread that owns libcurl's multi handle and every easy handle.
+///
+/// Other threads talk to it only through ``submit(_:)``, which queues a command and wakes
+/// the thread with `curl_multi_wakeup`. Everything else here runs on the loop thread:
+/// adding and removing easy handles, curl's callbacks, and resuming callers.
+///
+/// `@unchecked Sendable`: the mutable state is confined to the loop thread; the inbox and
+/// the counters are synchronized.
+final class CurlMultiLoop: @unchecked Sendable {
+    enum Command {
+        case start(CurlTransfer)
+        case cancel(CurlTransfer)
+        case updatePause(CurlTransfer)
+    }
+
+    private struct Inbox {
+        var commands: [Command] = []
+        var wakeupPending = false
+        var isStopping = false
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
+        var isStopped = false
+    }
+
+    static let globalInit: Void = {
+        _ = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+    }()
+
+    private let multi: UnsafeMutableRawPointer
+    private let inbox = Mutex(Inbox())
+    private let activeCount = Atomic<Int>(0)
+    private let handleCount = Atomic<Int>(0)
+    let configuration: CurlTransport.Configuration
+
+    // Loop-thread state.
+    private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+    private let maximumIdleHandles = 256
+
+    init(configuration: CurlTransport.Configuration) {
+        CurlMultiLoop.globalInit
+        self.configuration = configuration
+        guard let multi = curl_multi_init() else {
+            preconditionFailure("curl_multi_init failed: out of memory")
+        }
+        self.multi = multi
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConnectionsPerHost)
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maximumConnections)
+        let thread = Thread { [self] in run() }
+        thread.name = "courier.curl"
+        thread.start()
+    }
+
+    var statistics: CurlTransport.Statistics {
+        CurlTransport.Statistics(
+            activeTransfers: activeCount.load(ordering: .relaxed),
+            easyHandles: handleCount.load(ordering: .relaxed)
+        )
+    }
+
+    // MARK: Any thread
+
+    /// Queues a command for the loop thread and wakes it when it may be waiting.
+    func submit(_ command: Command) {
+        let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
+            if inbox.isStopping {
+                return (false, false)
+            }
+            inbox.commands.append(command)
+            let wake = !inbox.wakeupPending
+            inbox.wakeupPending = true
+            return (true, wake)
+        }
+        if !accepted {
+            if case .start(let transfer) = command { transfer.fail(TransportError.shutDownError) }
+            return
+        }
+        if wake { _ = curl_multi_wakeup(multi) }
+    }
+
+    /// Asks the loop to stop and waits until it has released every handle.
+    func shutdown() async {
+        await withCheckedContinuation { continuation in
+            let (alreadyStopped, wake) = inbox.withLock { inbox -> (Bool, Bool) in
+                if inbox.isStopped { return (true, false) }
+                inbox.stopWaiters.append(continuation)
+                let wake = !inbox.isStopping
+                inbox.isStopping = true
+                return (false, wake)
+            }
+            if alreadyStopped { continuation.resume() }
+            if wake { _ = curl_multi_wakeup(multi) }
+        }
+    }
+
+    /// Asks the loop to stop without waiting.
+    func stop() {
+        let wake = inbox.withLock { inbox -> Bool in
+            defer { inbox.isStopping = true }
+            return !inbox.isStopping && !inbox.isStopped
+        }
+        if wake { _ = curl_multi_wakeup(multi) }
+    }
+
+    // MARK: Loop thread
+
+    private func run() {
+        var stillRunning: Int32 = 0
+        while true {
+            let (commands, stopping) = inbox.withLock { inbox -> ([Command], Bool) in
+                inbox.wakeupPending = false
+                defer { inbox.commands.removeAll(keepingCapacity: true) }
+                return (inbox.commands, inbox.isStopping)
+            }
+            for command in commands { apply(command) }
+            if stopping { break }
+            _ = curl_multi_perform(multi, &stillRunning)
+            collectCompletions()
+            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        tearDown()
+    }
+
+    private func apply(_ command: Command) {
+        switch command {
+        case .start(let transfer): start(transfer)
+        case .cancel(let transfer): cancel(transfer)
+        case .updatePause(let transfer): transfer.applyPause()
+        }
+    }
+
+    private func start(_ transfer: CurlTransfer) {
+        guard !transfer.isCancelled else {
+            transfer.fail(CancellationError())
+            return
+        }
+        let easy: UnsafeMutableRawPointer
+        if let idle = idleHandles.popLast() {
+            easy = idle
+        } else if let fresh = curl_easy_init() {
+            easy = fresh
+            handleCount.wrappingAdd(1, ordering: .relaxed)
+        } else {
+            transfer.fail(TransportError(kind: .other, message: "curl_easy_init failed: out of memory"))
+            return
+        }
+        do {
+            try transfer.configure(easy, transport: configuration)
+        } catch {
+            transfer.detach()
+            recycle(easy)
+            transfer.fail(error)
+            return
+        }
+        let code = curl_multi_add_handle(multi, easy)
+        guard code == CURLM_OK else {
+            transfer.detach()
+            recycle(easy)
+            let text = String(cString: curl_multi_strerror(code))
+            transfer.fail(TransportError(kind: .other, message: "curl_multi_add_handle failed: \(text)"))
+            return
+        }
+        running[easy] = transfer
+        activeCount.wrappingAdd(1, ordering: .relaxed)
+        transfer.attached()
+    }
+
+    private func cancel(_ transfer: CurlTransfer) {
+        guard let easy = transfer.easy, running[easy] === transfer else {
+            // Not started yet (or already ended): the start command will see the flag.
+            transfer.isCancelled = true
+            return
+        }
+        transfer.isCancelled = true
+        remove(easy)
+        transfer.detach()
+        curl_easy_cleanup(easy)
+        handleCount.wrappingSubtract(1, ordering: .relaxed)
+        transfer.fail(CancellationError())
+    }
+
+    private func collectCompletions() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            guard let transfer = running[easy] else { continue }
+            remove(easy)
+            transfer.complete(code)
+            transfer.detach()
+            recycle(easy)
+        }
+    }
+
+    private func remove(_ easy: UnsafeMutableRawPointer) {
+        _ = curl_multi_remove_handle(multi, easy)
+        running[easy] = nil
+        activeCount.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    private func recycle(_ easy: UnsafeMutableRawPointer) {
+        if idleHandles.count < maximumIdleHandles {
+            curl_easy_reset(easy)
+            idleHandles.append(easy)
+        } else {
+            curl_easy_cleanup(easy)
+            handleCount.wrappingSubtract(1, ordering: .relaxed)
+        }
+    }
+
+    private func tearDown() {
+        for (easy, transfer) in running {
+            _ = curl_multi_remove_handle(multi, easy)
+            transfer.detach()
+            curl_easy_cleanup(easy)
+            handleCount.wrappingSubtract(1, ordering: .relaxed)
+            activeCount.wrappingSubtract(1, ordering: .relaxed)
+            transfer.fail(TransportError.shutDownError)
+        }
+        running.removeAll()
+        for easy in idleHandles {
+            curl_easy_cleanup(easy)
+            handleCount.wrappingSubtract(1, ordering: .relaxed)
+        }
+        idleHandles.removeAll()
+        let (commands, waiters) = inbox.withLock { inbox in
+            inbox.isStopped = true
+            defer {
+                inbox.commands.removeAll()
+                inbox.stopWaiters.removeAll()
+            }
+            return (inbox.commands, inbox.stopWaiters)
+        }
+        for case .start(let transfer) in commands { transfer.fail(TransportError.shutDownError) }
+        _ = curl_multi_cleanup(multi)
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+extension TransportError {
+    static let shutDownError = TransportError(kind: .shutDown, message: "the transport was shut down")
+}

@@ -1,0 +1,472 @@
+internal import CCurlShim
+import Foundation
+import HTTPTypes
+
+/// One request on its way through a ``CurlMultiLoop``.
+///
+/// `@unchecked Sendable`: the caller writes ``continuation`` before it submits the start
+/// command (the inbox lock orders the two); from then on every field is read and written
+/// only on the loop thread, in curl's callbacks and in the loop's commands.
+final class CurlTransfer: @unchecked Sendable {
+    let request: HTTPRequest
+    let body: RequestBody?
+    let options: TransferOptions
+    let control: TransferControl
+    unowned let loop: CurlMultiLoop
+    private let url: String
+
+    var continuation: CheckedContinuation<Response, any Error>?
+    var isCancelled = false
+    private(set) var easy: UnsafeMutableRawPointer?
+
+    // Response head.
+    private var statusCode = 0
+    private var fields = HTTPFields()
+    private var headComplete = false
+    private var expectedLength: Int64 = -1
+
+    // Response body.
+    private var buffer = ResponseBuffer()
+    private var stream: ResponseBodyStream?
+    private var failure: TransportError?
+
+    // Request body.
+    private var upload: UploadSource?
+
+    // Pausing.
+    private var isReceivePaused = false
+    private var isSendPaused = false
+
+    // Progress.
+    private var lastDownload: Int64 = -1
+    private var lastUpload: Int64 = -1
+
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+
+    private enum UploadSource {
+        case memory(Data, offset: Int)
+        case file(FileHandle)
+        case stream(RequestBodyWriter, pump: Task<Void, Never>)
+    }
+
+    init(
+        request: HTTPRequest,
+        body: RequestBody?,
+        options: TransferOptions,
+        control: TransferControl,
+        loop: CurlMultiLoop
+    ) throws {
+        guard let scheme = request.scheme, let authority = request.authority else {
+            throw TransportError(kind: .invalidRequest, message: "the request has no scheme or authority")
+        }
+        self.request = request
+        self.body = body
+        self.options = options
+        self.control = control
+        self.loop = loop
+        self.url = "\(scheme)://\(authority)\(request.path ?? "/")"
+        errorBuffer.initialize(to: 0)
+    }
+
+    deinit {
+        errorBuffer.deallocate()
+        if let headerList { curl_slist_free_all(headerList) }
+    }
+
+    // MARK: Setting up (loop thread)
+
+    func configure(_ easy: UnsafeMutableRawPointer, transport: CurlTransport.Configuration) throws {
+        self.easy = easy
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        try set(easy, CURLOPT_URL, url)
+        try set(easy, CURLOPT_NOSIGNAL, 1)
+        try set(easy, CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
+        try check(ccurl_easy_setopt_write_function(easy, CurlCallbacks.write), "write callback")
+        try set(easy, CURLOPT_WRITEDATA, pointer: me)
+        try check(ccurl_easy_setopt_header_function(easy, CurlCallbacks.header), "header callback")
+        try set(easy, CURLOPT_HEADERDATA, pointer: me)
+        try set(easy, CURLOPT_ACCEPT_ENCODING, "")
+        try set(easy, CURLOPT_HTTP_VERSION, transport.allowsHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1))
+        try set(easy, CURLOPT_PIPEWAIT, 1)
+        try set(easy, CURLOPT_SSLVERSION, transport.minimumTLSVersion == .v1_3 ? Int(CURL_SSLVERSION_TLSv1_3) : Int(CURL_SSLVERSION_TLSv1_2))
+        if let bundle = transport.trustedCertificateBundlePath {
+            try set(easy, CURLOPT_CAINFO, bundle)
+            try set(easy, CURLOPT_CAPATH, nil)
+        }
+        if let timeout = options.connectTimeout { try set(easy, CURLOPT_CONNECTTIMEOUT_MS, timeout.milliseconds) }
+        if let timeout = options.timeout { try set(easy, CURLOPT_TIMEOUT_MS, timeout.milliseconds) }
+        if options.maximumRedirects > 0 {
+            try set(easy, CURLOPT_FOLLOWLOCATION, 1)
+            try set(easy, CURLOPT_MAXREDIRS, options.maximumRedirects)
+            try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, request.scheme?.lowercased() == "https" ? "https" : "http,https")
+        }
+        switch transport.proxy {
+        case .environment: break
+        case .none: try set(easy, CURLOPT_PROXY, "")
+        case .url(let proxy, let excluded):
+            try set(easy, CURLOPT_PROXY, proxy)
+            if !excluded.isEmpty { try set(easy, CURLOPT_NOPROXY, excluded.joined(separator: ",")) }
+        }
+        try configureMethodAndBody(easy, me: me)
+        try configureHeaders(easy)
+        if options.reportsProgress && control.observesProgress {
+            try set(easy, CURLOPT_NOPROGRESS, 0)
+            try check(ccurl_easy_setopt_xferinfo_function(easy, CurlCallbacks.progress), "progress callback")
+            try set(easy, CURLOPT_XFERINFODATA, pointer: me)
+        }
+    }
+
+    private func configureMethodAndBody(_ easy: UnsafeMutableRawPointer, me: UnsafeMutableRawPointer) throws {
+        let method = request.method
+        if method == .head {
+            try set(easy, CURLOPT_NOBODY, 1)
+        } else if method != .get || body != nil {
+            try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue)
+        }
+        guard let body else {
+            if method == .post || method == .put || method == .patch {
+                try set(easy, CURLOPT_POST, 1)
+                try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: 0)
+                try set(easy, CURLOPT_POSTFIELDS, pointer: nil)
+            }
+            return
+        }
+        guard method != .head else {
+            throw TransportError(kind: .invalidRequest, message: "a HEAD request cannot carry a body")
+        }
+        switch body.storage {
+        case .data(let data):
+            upload = .memory(data, offset: 0)
+        case .file(let path, _):
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                throw TransportError(kind: .requestBodyFailed, message: "cannot open \(path) for reading")
+            }
+            upload = .file(handle)
+        case .stream(_, let pump):
+            let writer = RequestBodyWriter(limit: 256 << 10) { [weak self, loop] in
+                guard let self else { return }
+                loop.submit(.updatePause(self))
+            }
+            let task = Task {
+                do {
+                    try await pump(writer)
+                    writer.finish()
+                } catch {
+                    writer.finish(throwing: error)
+                }
+            }
+            upload = .stream(writer, pump: task)
+        }
+        try set(easy, CURLOPT_POST, 1)
+        try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: body.length ?? -1)
+        try check(ccurl_easy_setopt_read_function(easy, CurlCallbacks.read), "read callback")
+        try set(easy, CURLOPT_READDATA, pointer: me)
+    }
+
+    private func configureHeaders(_ easy: UnsafeMutableRawPointer) throws {
+        var list: UnsafeMutablePointer<curl_slist>?
+        var hasExpect = false
+        var hasContentType = false
+        for field in request.headerFields {
+            let value = field.value
+            if value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) {
+                throw TransportError(kind: .invalidRequest, message: "the value of header \(field.name) contains CR, LF or NUL")
+            }
+            if field.name == .expect { hasExpect = true }
+            if field.name == .contentType { hasContentType = true }
+            // curl sends "Name;" as a header with an empty value.
+            let line = value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(value)"
+            list = curl_slist_append(list, line)
+        }
+        if !hasExpect { list = curl_slist_append(list, "Expect:") }
+        if !hasContentType && body != nil { list = curl_slist_append(list, "Content-Type:") }
+        headerList = list
+        try check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list), "header list")
+    }
+
+    /// Called once the easy handle was added: applies a suspension requested before the start.
+    func attached() {
+        if control.attach({ [weak self, loop] suspended in
+            guard let self else { return }
+            _ = suspended
+            loop.submit(.updatePause(self))
+        }) {
+            applyPause()
+        }
+    }
+
+    /// Releases per-transfer curl resources; the easy handle goes back to the loop.
+    func detach() {
+        control.detach()
+        if let headerList {
+            curl_slist_free_all(headerList)
+            self.headerList = nil
+        }
+        switch upload {
+        case .file(let handle): try? handle.close()
+        case .stream(let writer, let pump):
+            writer.cancel(CancellationError())
+            pump.cancel()
+        case .memory, .none: break
+        }
+        upload = nil
+        easy = nil
+    }
+
+    /// Pauses or resumes the easy handle to match the user's wish.
+    ///
+    /// Buffer-driven pauses (a full stream, an empty upload) are lifted here too: if the
+    /// buffer is still full or empty, the next callback pauses the transfer again.
+    func applyPause() {
+        guard let easy else { return }
+        isReceivePaused = false
+        isSendPaused = false
+        let mask = control.isSuspended ? CURLPAUSE_RECV | CURLPAUSE_SEND : CURLPAUSE_CONT
+        _ = curl_easy_pause(easy, mask)
+    }
+
+    // MARK: Callbacks (loop thread)
+
+    func receiveHeader(_ line: UnsafeRawBufferPointer) {
+        let bytes = line.trimmingLineEnd()
+        if bytes.isEmpty {
+            finishHead()
+            return
+        }
+        if bytes.starts(with: "HTTP/".utf8) {
+            statusCode = bytes.statusCode ?? 0
+            fields = HTTPFields()
+            headComplete = false
+            expectedLength = -1
+            return
+        }
+        if bytes.first == 0x20 || bytes.first == 0x09 {
+            return  // obsolete line folding is not supported; ignore the continuation
+        }
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[..<colon])
+        let valueBytes = UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...]).trimmingWhitespace()
+        guard let name = HTTPField.Name(String(decoding: nameBytes, as: UTF8.self)) else { return }
+        let value = String(decoding: valueBytes, as: UTF8.self)
+        if name == .contentLength, let length = Int64(value) { expectedLength = length }
+        fields.append(HTTPField(name: name, value: value))
+    }
+
+    private func finishHead() {
+        guard statusCode >= 200 else { return }  // 1xx interim response, or no status line yet
+        if options.maximumRedirects > 0, [301, 302, 303, 307, 308].contains(statusCode), fields[.location] != nil {
+            return  // curl follows this redirect; the final response comes next
+        }
+        headComplete = true
+        guard case .streamed(let bufferBytes) = options.responseBody, let continuation else { return }
+        self.continuation = nil
+        let stream = ResponseBodyStream(
+            highWater: bufferBytes,
+            onDrained: { [weak self, loop] in
+                guard let self else { return }
+                loop.submit(.updatePause(self))
+            },
+            onCancel: { [weak self, loop] in
+                guard let self else { return }
+                loop.submit(.cancel(self))
+            }
+        )
+        self.stream = stream
+        let head = HTTPResponse(status: .init(code: statusCode), headerFields: fields)
+        continuation.resume(returning: Response(head: head, body: ResponseBody(stream: .init(stream)), metrics: metrics()))
+    }
+
+    /// Takes body bytes. Returns the count taken; anything else makes curl pause or fail.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        if let stream {
+            if stream.offer(Data(bytes)) { return bytes.count }
+            isReceivePaused = true
+            return Int(ccurl_writefunc_pause())
+        }
+        guard case .buffered(let limit) = options.responseBody else { return bytes.count }
+        if buffer.count + bytes.count > limit {
+            failure = TransportError(kind: .responseTooLarge, message: "the response body exceeds \(limit) bytes")
+            return 0
+        }
+        if buffer.capacity == 0, expectedLength > 0, expectedLength <= Int64(limit) {
+            buffer.reserve(Int(expectedLength))
+        }
+        buffer.append(bytes)
+        return bytes.count
+    }
+
+    /// Fills curl's upload buffer.
+    func provideUpload(_ destination: UnsafeMutableRawBufferPointer) -> Int {
+        switch upload {
+        case .memory(let data, let offset):
+            let count = min(destination.count, data.count - offset)
+            guard count > 0 else { return 0 }
+            data.withUnsafeBytes { source in
+                destination.baseAddress!.copyMemory(from: source.baseAddress! + offset, byteCount: count)
+            }
+            upload = .memory(data, offset: offset + count)
+            return count
+        case .file(let handle):
+            let count = read(handle.fileDescriptor, destination.baseAddress, destination.count)
+            if count < 0 {
+                failure = TransportError(kind: .requestBodyFailed, message: "reading the request body file failed: errno \(errno)")
+                return Int(ccurl_readfunc_abort())
+            }
+            return count
+        case .stream(let writer, _):
+            switch writer.read(into: destination) {
+            case .bytes(let count): return count
+            case .end: return 0
+            case .wouldBlock:
+                isSendPaused = true
+                return Int(ccurl_readfunc_pause())
+            case .failed(let error):
+                failure = TransportError(kind: .requestBodyFailed, message: "the request body stream failed: \(error)")
+                return Int(ccurl_readfunc_abort())
+            }
+        case .none:
+            return 0
+        }
+    }
+
+    func progress(downloadTotal: Int64, downloaded: Int64, uploadTotal: Int64, uploaded: Int64) {
+        if uploaded != lastUpload, uploaded > 0 || uploadTotal > 0 {
+            lastUpload = uploaded
+            control.reportUpload(TransferProgress(completedBytes: uploaded, expectedBytes: uploadTotal > 0 ? uploadTotal : nil))
+        }
+        // Report downloads in steps of 64 KiB, and the last byte.
+        if downloaded != lastDownload,
+            downloaded - lastDownload >= 65_536 || (downloadTotal > 0 && downloaded == downloadTotal)
+        {
+            lastDownload = downloaded
+            control.reportDownload(TransferProgress(completedBytes: downloaded, expectedBytes: downloadTotal > 0 ? downloadTotal : nil))
+        }
+    }
+
+    // MARK: Ending (loop thread)
+
+    func complete(_ code: CURLcode) {
+        guard code == CURLE_OK else {
+            fail(failure ?? TransportError(curlCode: code, detail: String(cString: errorBuffer), https: request.scheme == "https"))
+            return
+        }
+        if let stream {
+            stream.finish()
+            return
+        }
+        let head = HTTPResponse(status: .init(code: statusCode), headerFields: fields)
+        let data = buffer.takeData()
+        let response = Response(head: head, body: ResponseBody(data), metrics: metrics())
+        continuation?.resume(returning: response)
+        continuation = nil
+    }
+
+    func fail(_ error: any Error) {
+        if let continuation {
+            self.continuation = nil
+            continuation.resume(throwing: error)
+        } else {
+            stream?.finish(throwing: error)
+        }
+        buffer.free()
+    }
+
+    private func metrics() -> TransferMetrics? {
+        guard let easy else { return nil }
+        func time(_ info: CURLINFO) -> Duration {
+            var value: Int64 = 0
+            _ = ccurl_easy_getinfo_off_t(easy, info, &value)
+            return .microseconds(value)
+        }
+        func offT(_ info: CURLINFO) -> Int64 {
+            var value: Int64 = 0
+            _ = ccurl_easy_getinfo_off_t(easy, info, &value)
+            return value
+        }
+        func long(_ info: CURLINFO) -> Int {
+            var value = 0
+            _ = ccurl_easy_getinfo_long(easy, info, &value)
+            return value
+        }
+        let version: TransferMetrics.HTTPVersion =
+            switch long(CURLINFO_HTTP_VERSION) {
+            case Int(CURL_HTTP_VERSION_1_0): .http1_0
+            case Int(CURL_HTTP_VERSION_1_1): .http1_1
+            case Int(CURL_HTTP_VERSION_2_0): .http2
+            case Int(CURL_HTTP_VERSION_3): .http3
+            default: .unknown
+            }
+        return TransferMetrics(
+            nameLookup: time(CURLINFO_NAMELOOKUP_TIME_T),
+            connect: time(CURLINFO_CONNECT_TIME_T),
+            tlsHandshake: time(CURLINFO_APPCONNECT_TIME_T),
+            timeToFirstByte: time(CURLINFO_STARTTRANSFER_TIME_T),
+            total: time(CURLINFO_TOTAL_TIME_T),
+            bytesSent: offT(CURLINFO_SIZE_UPLOAD_T),
+            bytesReceived: offT(CURLINFO_SIZE_DOWNLOAD_T),
+            httpVersion: version,
+            isConnectionReused: long(CURLINFO_NUM_CONNECTS) == 0,
+            redirectCount: long(CURLINFO_REDIRECT_COUNT)
+        )
+    }
+
+    // MARK: Option helpers
+
+    private func check(_ code: CURLcode, _ what: String) throws {
+        guard code == CURLE_OK else {
+            throw TransportError(kind: .invalidRequest, curlCode: Int(code.rawValue), message: "cannot set \(what): \(String(cString: curl_easy_strerror(code)))")
+        }
+    }
+
+    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: Int) throws {
+        try check(ccurl_easy_setopt_long(easy, option, value), "option \(option.rawValue)")
+    }
+
+    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, offT value: Int64) throws {
+        try check(ccurl_easy_setopt_off_t(easy, option, value), "option \(option.rawValue)")
+    }
+
+    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: String?) throws {
+        try check(ccurl_easy_setopt_string(easy, option, value), "option \(option.rawValue)")
+    }
+
+    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, pointer: UnsafeMutableRawPointer?) throws {
+        try check(ccurl_easy_setopt_ptr(easy, option, pointer), "option \(option.rawValue)")
+    }
+}
+
+extension Duration {
+    var milliseconds: Int {
+        let (seconds, attoseconds) = components
+        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    func trimmingLineEnd() -> UnsafeRawBufferPointer {
+        var end = count
+        while end > 0, self[end - 1] == 0x0A || self[end - 1] == 0x0D { end -= 1 }
+        return UnsafeRawBufferPointer(rebasing: self[..<end])
+    }
+
+    func trimmingWhitespace() -> UnsafeRawBufferPointer {
+        var start = 0
+        var end = count
+        while start < end, self[start] == 0x20 || self[start] == 0x09 { start += 1 }
+        while end > start, self[end - 1] == 0x20 || self[end - 1] == 0x09 { end -= 1 }
+        return UnsafeRawBufferPointer(rebasing: self[start..<end])
+    }
+
+    /// The status code of a status line such as `HTTP/1.1 200 OK` or `HTTP/2 204`.
+    var statusCode: Int? {
+        guard let space = firstIndex(of: 0x20), space + 3 < count || space + 3 == count else { return nil }
+        var code = 0
+        for index in (space + 1)..<(space + 4) {
+            let digit = Int(self[index]) - 48
+            guard (0...9).contains(digit) else { return nil }
+            code = code * 10 + digit
+        }
+        return code
+    }
+}

@@ -1,0 +1,139 @@
+internal import CCurlShim
+public import HTTPTypes
+
+/// The default ``Transport``: libcurl's multi interface, driven by one dedicated thread.
+///
+/// One multi handle serves every request, so connections are kept alive and reused, and
+/// HTTP/2 streams are multiplexed over one TLS connection when the server offers HTTP/2.
+/// Easy handles are reused between requests. Only the transport's thread touches curl
+/// handles; callers hand work to it and are resumed from it.
+///
+/// Responses are decoded (gzip, brotli, zstd) transparently. Buffered bodies are pre-sized
+/// from `Content-Length` and handed over without copying; streamed bodies pause the
+/// transfer while their consumer is behind.
+public final class CurlTransport: Transport {
+    /// Connection, proxy and trust settings shared by all transfers of a transport.
+    public struct Configuration: Sendable {
+        /// Which proxy transfers go through.
+        public enum Proxy: Sendable, Hashable {
+            /// The `http_proxy`, `https_proxy` and `no_proxy` environment variables decide.
+            case environment
+            /// No proxy, whatever the environment says.
+            case none
+            /// This proxy, `http://host:port` or `https://host:port`.
+            case url(String, excludedHosts: [String] = [])
+        }
+
+        /// The lowest TLS version accepted.
+        public enum TLSVersion: Sendable, Hashable {
+            /// TLS 1.2.
+            case v1_2
+            /// TLS 1.3.
+            case v1_3
+        }
+
+        /// The most connections to one host; `0` means no limit. Further requests wait.
+        public var maximumConnectionsPerHost: Int
+        /// The most connections in all; `0` means no limit.
+        public var maximumConnections: Int
+        /// The proxy to use.
+        public var proxy: Proxy
+        /// A PEM bundle of the certificate authorities to trust instead of the system's.
+        public var trustedCertificateBundlePath: String?
+        /// The lowest TLS version accepted (1.2 by default).
+        public var minimumTLSVersion: TLSVersion
+        /// Whether HTTPS may use HTTP/2 when the server offers it.
+        public var allowsHTTP2: Bool
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - maximumConnectionsPerHost: The most connections to one host (no limit by default).
+        ///   - maximumConnections: The most connections in all (no limit by default).
+        ///   - proxy: The proxy (the environment decides by default).
+        ///   - trustedCertificateBundlePath: A CA bundle to trust instead of the system's.
+        ///   - minimumTLSVersion: The lowest TLS version accepted.
+        ///   - allowsHTTP2: Whether HTTPS may use HTTP/2.
+        public init(
+            maximumConnectionsPerHost: Int = 0,
+            maximumConnections: Int = 0,
+            proxy: Proxy = .environment,
+            trustedCertificateBundlePath: String? = nil,
+            minimumTLSVersion: TLSVersion = .v1_2,
+            allowsHTTP2: Bool = true
+        ) {
+            self.maximumConnectionsPerHost = maximumConnectionsPerHost
+            self.maximumConnections = maximumConnections
+            self.proxy = proxy
+            self.trustedCertificateBundlePath = trustedCertificateBundlePath
+            self.minimumTLSVersion = minimumTLSVersion
+            self.allowsHTTP2 = allowsHTTP2
+        }
+    }
+
+    /// Counts that show what the transport holds right now.
+    public struct Statistics: Sendable, Hashable {
+        /// Transfers started and not yet ended.
+        public var activeTransfers: Int
+        /// Easy handles alive, in use or kept for reuse.
+        public var easyHandles: Int
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    let loop: CurlMultiLoop
+
+    /// Creates a transport and starts its thread.
+    ///
+    /// - Parameter configuration: Connection, proxy and trust settings.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.loop = CurlMultiLoop(configuration: configuration)
+    }
+
+    deinit {
+        loop.stop()
+    }
+
+    /// The version of the libcurl in use, such as `7.88.1`.
+    public static let libcurlVersion: String = {
+        CurlMultiLoop.globalInit
+        guard let version = ccurl_version() else { return "unknown" }
+        return String(cString: version)
+    }()
+
+    /// What the transport holds right now.
+    public var statistics: Statistics { loop.statistics }
+
+    /// Executes one request on the transport's thread.
+    ///
+    /// - Parameters:
+    ///   - request: The absolute request.
+    ///   - body: The request body.
+    ///   - options: Timeouts, redirects and body delivery.
+    ///   - control: Progress and suspend/resume for this transfer.
+    /// - Returns: The response.
+    /// - Throws: ``TransportError`` or `CancellationError`.
+    public func execute(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        options: TransferOptions,
+        control: TransferControl
+    ) async throws -> Response {
+        let transfer = try CurlTransfer(request: request, body: body, options: options, control: control, loop: loop)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                transfer.continuation = continuation
+                loop.submit(.start(transfer))
+            }
+        } onCancel: {
+            loop.submit(.cancel(transfer))
+        }
+    }
+
+    /// Fails the transfers in flight with ``TransportError/shutDown``, frees every curl handle
+    /// and stops the thread. Later requests fail with ``TransportError/shutDown``.
+    public func shutdown() async {
+        await loop.shutdown()
+    }
+}

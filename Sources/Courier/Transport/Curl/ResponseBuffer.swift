@@ -1,0 +1,49 @@
+import Foundation
+
+/// A growable byte buffer that hands its memory to `Data` without copying.
+///
+/// Pre-sizing from `Content-Length` avoids the copies and page faults of a growing array.
+struct ResponseBuffer {
+    private var base: UnsafeMutableRawPointer?
+    private(set) var count = 0
+    private(set) var capacity = 0
+
+    mutating func reserve(_ minimumCapacity: Int) {
+        guard minimumCapacity > capacity else { return }
+        guard let grown = realloc(base, minimumCapacity) else {
+            preconditionFailure("out of memory growing a response buffer to \(minimumCapacity) bytes")
+        }
+        base = grown
+        capacity = minimumCapacity
+    }
+
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        if count + bytes.count > capacity {
+            reserve(Swift.max(count + bytes.count, capacity * 2, 16_384))
+        }
+        (base! + count).copyMemory(from: source, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    /// Moves the bytes into a `Data` that frees them; the buffer is empty afterwards.
+    mutating func takeData() -> Data {
+        defer {
+            base = nil
+            count = 0
+            capacity = 0
+        }
+        guard let base, count > 0 else {
+            Foundation.free(self.base)
+            return Data()
+        }
+        return Data(bytesNoCopy: base, count: count, deallocator: .free)
+    }
+
+    mutating func free() {
+        Foundation.free(base)
+        base = nil
+        count = 0
+        capacity = 0
+    }
+}

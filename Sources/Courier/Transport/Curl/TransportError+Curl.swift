@@ -1,0 +1,45 @@
+internal import CCurlShim
+
+extension TransportError {
+    /// Maps a libcurl failure to a transport error that keeps curl's code and text.
+    init(curlCode code: CURLcode, detail: String, https: Bool) {
+        let kind: Kind
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            kind = .couldNotResolveHost
+        case CURLE_COULDNT_CONNECT:
+            kind = .couldNotConnect
+        case CURLE_OPERATION_TIMEDOUT:
+            kind = .timedOut
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS,
+            CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CLIENTCERT, CURLE_SSL_ENGINE_NOTFOUND,
+            CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED:
+            kind = .tlsFailure
+        case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2,
+            CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING:
+            kind = .connectionClosed
+        case CURLE_TOO_MANY_REDIRECTS:
+            kind = .tooManyRedirects
+        case CURLE_READ_ERROR, CURLE_SEND_FAIL_REWIND, CURLE_ABORTED_BY_CALLBACK:
+            kind = .requestBodyFailed
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            kind = https ? .insecureRedirect : .invalidRequest
+        case CURLE_URL_MALFORMAT:
+            kind = .invalidRequest
+        default:
+            kind = .other
+        }
+        let summary = String(cString: curl_easy_strerror(code))
+        let message: String
+        switch kind {
+        case .insecureRedirect:
+            message = "refused a redirect from HTTPS to a non-HTTPS URL (\(detail.isEmpty ? summary : detail))"
+        case .connectionClosed where code == CURLE_PARTIAL_FILE:
+            message = "the connection closed before the whole body arrived: \(detail.isEmpty ? summary : detail)"
+        default:
+            message = detail.isEmpty ? summary : "\(summary): \(detail)"
+        }
+        self.init(kind: kind, curlCode: Int(code.rawValue), message: message)
+    }
+}

@@ -1,0 +1,99 @@
+public import Foundation
+
+/// The body of a request: bytes in memory, a file streamed from disk, or an async sequence.
+///
+/// Bodies from memory and from files can be sent again (``isReplayable``), so a middleware
+/// may restart such a request; a body from an async sequence can be sent once.
+public struct RequestBody: Sendable {
+    enum Storage: Sendable {
+        case data(Data)
+        case file(path: String, length: Int64)
+        case stream(length: Int64?, pump: @Sendable (RequestBodyWriter) async throws -> Void)
+    }
+
+    let storage: Storage
+
+    /// A body of bytes held in memory.
+    public static func data(_ data: Data) -> RequestBody {
+        RequestBody(storage: .data(data))
+    }
+
+    /// A body of the UTF-8 bytes of `string`.
+    public static func string(_ string: String) -> RequestBody {
+        RequestBody(storage: .data(Data(string.utf8)))
+    }
+
+    /// A body streamed from the file at `path` without loading it into memory.
+    ///
+    /// - Throws: ``SessionError/invalidBody`` when the file does not exist or is not a regular file.
+    public static func file(atPath path: String) throws -> RequestBody {
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: path)
+        } catch {
+            throw SessionError.invalidBody("cannot read file at \(path): \(error.localizedDescription)")
+        }
+        guard attributes[.type] as? FileAttributeType == .typeRegular,
+            let size = attributes[.size] as? NSNumber
+        else {
+            throw SessionError.invalidBody("\(path) is not a regular file")
+        }
+        return RequestBody(storage: .file(path: path, length: size.int64Value))
+    }
+
+    /// A body produced by an async sequence of byte chunks, sent as it is produced.
+    ///
+    /// - Parameters:
+    ///   - sequence: The chunks. It is iterated once, at the first attempt.
+    ///   - length: The total length when known; otherwise HTTP/1.1 uses chunked encoding.
+    public static func stream<Chunks: AsyncSequence & Sendable>(
+        _ sequence: Chunks,
+        length: Int64? = nil
+    ) -> RequestBody where Chunks.Element == Data {
+        RequestBody(
+            storage: .stream(length: length) { writer in
+                for try await chunk in sequence where !chunk.isEmpty {
+                    try await writer.write(chunk)
+                }
+            }
+        )
+    }
+
+    /// The length in bytes, when it is known before sending.
+    public var length: Int64? {
+        switch storage {
+        case .data(let data): Int64(data.count)
+        case .file(_, let length): length
+        case .stream(let length, _): length
+        }
+    }
+
+    /// Whether the body can be sent more than once (memory and file bodies can).
+    public var isReplayable: Bool {
+        if case .stream = storage { return false }
+        return true
+    }
+
+    /// Reads the whole body into memory.
+    ///
+    /// - Parameter maximumBytes: The most bytes to accept.
+    /// - Throws: ``SessionError/invalidBody`` when the body is longer than `maximumBytes`
+    ///   or its file cannot be read.
+    public func collect(upTo maximumBytes: Int) async throws -> Data {
+        switch storage {
+        case .data(let data):
+            guard data.count <= maximumBytes else { throw SessionError.invalidBody("body exceeds \(maximumBytes) bytes") }
+            return data
+        case .file(let path, let length):
+            guard length <= maximumBytes else { throw SessionError.invalidBody("body exceeds \(maximumBytes) bytes") }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw SessionError.invalidBody("cannot read file at \(path)")
+            }
+            return data
+        case .stream(_, let pump):
+            let collector = RequestBodyWriter.collecting(limit: maximumBytes)
+            try await pump(collector)
+            return collector.collected()
+        }
+    }
+}

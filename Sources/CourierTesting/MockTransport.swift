@@ -1,0 +1,73 @@
+public import Courier
+public import Foundation
+public import HTTPTypes
+import Synchronization
+
+/// A ``Transport`` for unit tests: it records every request and answers from a script.
+///
+/// ```swift
+/// let transport = MockTransport { request, body in
+///     Response(head: HTTPResponse(status: .ok), body: ResponseBody(Data("hello".utf8)))
+/// }
+/// let session = Session(configuration: .init(baseURL: URL(string: "https://example.com")!), transport: transport)
+/// _ = try await session.send(HTTPRequest(method: .get, path: "/greeting"))
+/// #expect(transport.requests.map(\.request.path) == ["/greeting"])
+/// ```
+public final class MockTransport: Transport {
+    /// A request as the transport received it.
+    public struct RecordedRequest: Sendable {
+        /// The request head.
+        public var request: HTTPRequest
+        /// The request body, collected.
+        public var body: Data?
+        /// The options the transfer was given.
+        public var options: TransferOptions
+    }
+
+    /// Produces the response for one request.
+    public typealias Responder = @Sendable (HTTPRequest, Data?) async throws -> Response
+
+    private struct State {
+        var requests: [RecordedRequest] = []
+        var scripted: [Result<Response, any Error>] = []
+    }
+
+    private let state = Mutex(State())
+    private let responder: Responder?
+
+    /// Creates a mock that answers every request with `responder`.
+    public init(responder: @escaping Responder) {
+        self.responder = responder
+    }
+
+    /// Creates a mock that replays `responses` in order, one per request.
+    public init(responses: [Result<Response, any Error>]) {
+        self.responder = nil
+        state.withLock { $0.scripted = responses }
+    }
+
+    /// The requests received so far, in order.
+    public var requests: [RecordedRequest] { state.withLock { $0.requests } }
+
+    /// Records the request and answers it from the script.
+    ///
+    /// - Throws: The scripted error, or ``TransportError`` when the script has run out.
+    public func execute(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        options: TransferOptions,
+        control: TransferControl
+    ) async throws -> Response {
+        try Task.checkCancellation()
+        let data = try await body?.collect(upTo: 64 << 20)
+        let next = state.withLock { state -> Result<Response, any Error>? in
+            state.requests.append(RecordedRequest(request: request, body: data, options: options))
+            return state.scripted.isEmpty ? nil : state.scripted.removeFirst()
+        }
+        if let responder { return try await responder(request, data) }
+        guard let next else {
+            throw TransportError(kind: .other, message: "MockTransport has no scripted response left")
+        }
+        return try next.get()
+    }
+}
