@@ -8,7 +8,7 @@ public struct RequestBody: Sendable {
     enum Storage: Sendable {
         case data(Data)
         case file(path: String, length: Int64)
-        case stream(length: Int64?, pump: @Sendable (RequestBodyWriter) async throws -> Void)
+        case stream(length: Int64?, replayable: Bool, pump: @Sendable (RequestBodyWriter) async throws -> Void)
     }
 
     let storage: Storage
@@ -51,8 +51,28 @@ public struct RequestBody: Sendable {
         length: Int64? = nil
     ) -> RequestBody where Chunks.Element == Data {
         RequestBody(
-            storage: .stream(length: length) { writer in
+            storage: .stream(length: length, replayable: false) { writer in
                 for try await chunk in sequence where !chunk.isEmpty {
+                    try await writer.write(chunk)
+                }
+            }
+        )
+    }
+
+    /// A body produced anew for every attempt by a sequence that `makeChunks` creates.
+    ///
+    /// Unlike ``stream(_:length:)``, such a body is replayable: a middleware may resend it.
+    ///
+    /// - Parameters:
+    ///   - length: The total length when known; otherwise HTTP/1.1 uses chunked encoding.
+    ///   - makeChunks: Creates the sequence of chunks for one attempt.
+    public static func generated<Chunks: AsyncSequence & Sendable>(
+        length: Int64?,
+        _ makeChunks: @escaping @Sendable () -> Chunks
+    ) -> RequestBody where Chunks.Element == Data {
+        RequestBody(
+            storage: .stream(length: length, replayable: true) { writer in
+                for try await chunk in makeChunks() where !chunk.isEmpty {
                     try await writer.write(chunk)
                 }
             }
@@ -64,13 +84,13 @@ public struct RequestBody: Sendable {
         switch storage {
         case .data(let data): Int64(data.count)
         case .file(_, let length): length
-        case .stream(let length, _): length
+        case .stream(let length, _, _): length
         }
     }
 
     /// Whether the body can be sent more than once (memory and file bodies can).
     public var isReplayable: Bool {
-        if case .stream = storage { return false }
+        if case .stream(_, let replayable, _) = storage { return replayable }
         return true
     }
 
@@ -90,7 +110,7 @@ public struct RequestBody: Sendable {
                 throw SessionError.invalidBody("cannot read file at \(path)")
             }
             return data
-        case .stream(_, let pump):
+        case .stream(_, _, let pump):
             let collector = RequestBodyWriter.collecting(limit: maximumBytes)
             try await pump(collector)
             return collector.collected()

@@ -143,7 +143,7 @@ final class CurlTransfer: @unchecked Sendable {
                 throw TransportError(kind: .requestBodyFailed, message: "cannot open \(path) for reading")
             }
             upload = .file(handle)
-        case .stream(_, let pump):
+        case .stream(_, _, let pump):
             let writer = RequestBodyWriter(limit: 256 << 10) { [weak self, loop] in
                 guard let self else { return }
                 loop.submit(.updatePause(self))
