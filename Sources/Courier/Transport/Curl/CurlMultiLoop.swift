@@ -19,6 +19,7 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     private struct Inbox {
         var commands: [Command] = []
+        var jobs: [UnownedJob] = []
         var wakeupPending = false
         var isStopping = false
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
@@ -35,7 +36,11 @@ final class CurlMultiLoop: @unchecked Sendable {
     private let handleCount = Atomic<Int>(0)
     let configuration: CurlTransport.Configuration
 
+    /// The loop thread's id, set once the thread runs.
+    private let threadID = Atomic<UInt>(0)
+
     // Loop-thread state.
+    private var localJobs: [UnownedJob] = []
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var idleHandles: [UnsafeMutableRawPointer] = []
     private let maximumIdleHandles = 256
@@ -63,6 +68,20 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     // MARK: Any thread
+
+    /// Whether the caller runs on the loop thread.
+    var isCurrent: Bool {
+        threadID.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self()))
+    }
+
+    /// Runs `command` at once when called on the loop thread, otherwise queues it.
+    func perform(_ command: Command) {
+        if isCurrent {
+            apply(command)
+        } else {
+            submit(command)
+        }
+    }
 
     /// Queues a command for the loop thread and wakes it when it may be waiting.
     func submit(_ command: Command) {
@@ -109,20 +128,43 @@ final class CurlMultiLoop: @unchecked Sendable {
     // MARK: Loop thread
 
     private func run() {
+        threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
         var stillRunning: Int32 = 0
+        var commands: [Command] = []
+        var jobs: [UnownedJob] = []
         while true {
-            let (commands, stopping) = inbox.withLock { inbox -> ([Command], Bool) in
+            let stopping = inbox.withLock { inbox -> Bool in
                 inbox.wakeupPending = false
-                defer { inbox.commands.removeAll(keepingCapacity: true) }
-                return (inbox.commands, inbox.isStopping)
+                swap(&commands, &inbox.commands)
+                swap(&jobs, &inbox.jobs)
+                return inbox.isStopping
             }
             for command in commands { apply(command) }
+            commands.removeAll(keepingCapacity: true)
             if stopping { break }
+            runJobs(&jobs)
             _ = curl_multi_perform(multi, &stillRunning)
             collectCompletions()
-            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+            // Jobs resumed by completions run before the next wait.
+            runJobs(&jobs)
+            let timeout: Int32 = localJobs.isEmpty ? 1000 : 0
+            _ = curl_multi_poll(multi, nil, 0, timeout, nil)
         }
         tearDown()
+    }
+
+    /// Runs the queued jobs, then those they enqueue on this thread, until none are left.
+    private func runJobs(_ jobs: inout [UnownedJob]) {
+        let executor = asUnownedTaskExecutor()
+        for job in jobs { job.runSynchronously(on: executor) }
+        jobs.removeAll(keepingCapacity: true)
+        var rounds = 0
+        while !localJobs.isEmpty && rounds < 64 {
+            swap(&jobs, &localJobs)
+            for job in jobs { job.runSynchronously(on: executor) }
+            jobs.removeAll(keepingCapacity: true)
+            rounds += 1
+        }
     }
 
     private func apply(_ command: Command) {
@@ -238,6 +280,27 @@ final class CurlMultiLoop: @unchecked Sendable {
         for case .start(let transfer) in commands { transfer.fail(TransportError.shutDownError) }
         _ = curl_multi_cleanup(multi)
         for waiter in waiters { waiter.resume() }
+    }
+}
+
+extension CurlMultiLoop: TaskExecutor {
+    /// Runs `job` on the loop thread, between two polls.
+    ///
+    /// A job enqueued from the loop thread itself costs no wake-up: this is what makes
+    /// callers that prefer this executor cheap.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        if isCurrent {
+            localJobs.append(job)
+            return
+        }
+        let wake = inbox.withLock { inbox -> Bool in
+            inbox.jobs.append(job)
+            let wake = !inbox.wakeupPending
+            inbox.wakeupPending = true
+            return wake
+        }
+        if wake { _ = curl_multi_wakeup(multi) }
     }
 }
 

@@ -1,0 +1,50 @@
+import Foundation
+public import HTTPTypes
+
+/// Removes secrets from what Courier logs.
+public enum Redaction: Sendable {
+    /// What a redacted value is replaced with.
+    public static let placeholder = "<redacted>"
+
+    /// Header fields whose values are never logged.
+    public static let sensitiveFields: Set<HTTPField.Name> = [
+        .authorization, .proxyAuthorization, .cookie, .setCookie,
+    ]
+
+    /// Query parameter and form field names whose values are never logged (compared
+    /// case-insensitively).
+    public static let sensitiveParameters: Set<String> = [
+        "access_token", "refresh_token", "id_token", "token", "client_secret", "password",
+        "code", "code_verifier", "assertion", "subject_token", "actor_token", "api_key", "apikey",
+    ]
+
+    /// The fields as `Name: value` text, with sensitive values redacted.
+    public static func fields(_ fields: HTTPFields) -> String {
+        fields.map { field in
+            let value = sensitiveFields.contains(field.name) ? placeholder : field.value
+            return "\(field.name): \(value)"
+        }.joined(separator: ", ")
+    }
+
+    /// The request's URL with the values of sensitive query parameters redacted.
+    public static func url(of request: HTTPRequest) -> String {
+        let path = request.path ?? "/"
+        let origin = "\(request.scheme ?? "")://\(request.authority ?? "")"
+        guard let question = path.firstIndex(of: "?") else { return origin + path }
+        let query = path[path.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map {
+            pair -> String in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0])
+            let decoded = (name.removingPercentEncoding ?? name).lowercased()
+            guard parts.count == 2, sensitiveParameters.contains(decoded) else { return String(pair) }
+            return "\(name)=\(placeholder)"
+        }.joined(separator: "&")
+        return origin + path[..<question] + "?" + query
+    }
+
+    static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let ms = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        return String(format: "%.1f", ms)
+    }
+}
