@@ -11,6 +11,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         .systemLibrary(
@@ -29,7 +30,15 @@ let package = Package(
         ),
         .target(name: "CourierTesting", dependencies: ["Courier"]),
         .executableTarget(name: "CourierDemo", dependencies: ["Courier", .product(name: "HTTPTypes", package: "swift-http-types")]),
-        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTesting"]),
+        .testTarget(
+            name: "CourierTests",
+            dependencies: [
+                "Courier", "CourierTesting",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
     ]
 )
 

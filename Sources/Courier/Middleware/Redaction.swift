@@ -16,12 +16,22 @@ public enum Redaction: Sendable {
     public static let sensitiveParameters: Set<String> = [
         "access_token", "refresh_token", "id_token", "token", "client_secret", "password",
         "code", "code_verifier", "assertion", "subject_token", "actor_token", "api_key", "apikey",
+        "cookie", "set-cookie", "session", "sessionid",
     ]
+
+    /// Whether a header field's value must not be logged: the fields above, and any field
+    /// whose name is a sensitive parameter name or mentions a token, secret, password or key.
+    public static func isSensitive(_ name: HTTPField.Name) -> Bool {
+        if sensitiveFields.contains(name) { return true }
+        let lowered = name.canonicalName
+        if sensitiveParameters.contains(lowered) { return true }
+        return ["token", "secret", "password", "api-key", "apikey", "credential"].contains { lowered.contains($0) }
+    }
 
     /// The fields as `Name: value` text, with sensitive values redacted.
     public static func fields(_ fields: HTTPFields) -> String {
         fields.map { field in
-            let value = sensitiveFields.contains(field.name) ? placeholder : field.value
+            let value = isSensitive(field.name) ? placeholder : field.value
             return "\(field.name): \(value)"
         }.joined(separator: ", ")
     }

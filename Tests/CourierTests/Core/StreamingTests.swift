@@ -1,0 +1,88 @@
+import Courier
+import Crypto
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Large bodies: buffered, streamed with back-pressure, observed with progress.
+/// Serialized, so that the memory measurements do not see each other.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct StreamingTests {
+    @Test func streamsSixtyFourMiBWithFlatMemory() async throws {
+        let env = try await TestServers.shared()
+        let file = env.file("64m")
+        let session = SessionFactory.session(env, .http) { $0.streamBufferSize = 512 << 10 }
+        let baseline = residentMemoryBytes()
+        var peak = baseline
+        var hasher = SHA256()
+        var received = 0
+        var chunks = 0
+        let response = try await session.stream(HTTPRequest(method: .get, path: file.urlPath))
+        #expect(response.status == .ok)
+        #expect(response.body.isStreamed)
+        for try await chunk in response.body {
+            hasher.update(data: chunk)
+            received += chunk.count
+            chunks += 1
+            if chunks % 64 == 0 {
+                peak = max(peak, residentMemoryBytes())
+                // A slow consumer: the transfer must pause, not buffer.
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
+        #expect(received == file.size)
+        #expect(hasher.finalize().map { String(format: "%02x", $0) }.joined() == file.sha256)
+        // Buffering the body would add 64 MiB; streaming keeps growth to a few buffers.
+        #expect(peak - baseline < 24 << 20, "RSS grew by \((peak - baseline) >> 20) MiB while streaming")
+        await session.shutdown()
+    }
+
+    @Test func buffersSixtyFourMiBWithProgressEvents() async throws {
+        let env = try await TestServers.shared()
+        let file = env.file("64m")
+        let session = SessionFactory.session(env, .http)
+        let task = session.task(for: HTTPRequest(method: .get, path: file.urlPath))
+        var progress: [TransferProgress] = []
+        var states: [TaskState] = []
+        for await event in task.events {
+            switch event {
+            case .downloadProgress(let value): progress.append(value)
+            case .stateChanged(let state): states.append(state)
+            case .uploadProgress: break
+            }
+        }
+        let response = try await task.value
+        #expect(response.data.count == file.size)
+        #expect(response.data.sha256Hex == file.sha256)
+        #expect(progress.count > 10)
+        #expect(progress.last?.completedBytes == Int64(file.size))
+        #expect(progress.last?.expectedBytes == Int64(file.size))
+        #expect(zip(progress, progress.dropFirst()).allSatisfy { $0.completedBytes < $1.completedBytes })
+        #expect(states.first == .running)
+        #expect(states.last == .completed)
+        #expect(task.state == .completed)
+        await session.shutdown()
+    }
+
+    @Test func droppingAStreamedBodyCancelsTheTransfer() async throws {
+        let env = try await TestServers.shared()
+        let transport = CurlTransport(configuration: .init(proxy: .none))
+        let session = Session(configuration: .init(baseURL: env.nginxHTTP), transport: transport)
+        do {
+            let response = try await session.stream(HTTPRequest(method: .get, path: "/bytes/64m"))
+            var iterator = response.body.makeAsyncIterator()
+            _ = try await iterator.next()
+        }
+        try await waitUntil { transport.statistics.activeTransfers == 0 }
+        #expect(transport.statistics.activeTransfers == 0)
+        await session.shutdown()
+    }
+}
+
+/// Polls `condition` every 20 ms for up to `timeout`.
+func waitUntil(timeout: Duration = .seconds(5), _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() && ContinuousClock.now < deadline {
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}

@@ -1,0 +1,273 @@
+"""Resource gateway (protected resource) for Courier's integration tests.
+
+Every request carrying a bearer token is checked by calling the
+authorization server's RFC 7662 introspection endpoint over HTTP, as the
+confidential client ``gateway``/``gateway-secret`` -- no shared memory with
+the AS and no cache, so a revocation or an admin expire-all is visible on the
+very next request.
+
+Token parsing and scope checks are authlib's ResourceProtector +
+IntrospectTokenValidator; this module adds the HTTP call, an audience check,
+the "user token" requirement and RFC 6750 section 3 challenges.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import threading
+
+import urllib3
+from flask import Flask, Response, jsonify, request
+
+from common import install_json_errors, is_loopback
+
+from authlib.integrations.flask_oauth2 import ResourceProtector
+from authlib.integrations.flask_oauth2.requests import FlaskJsonRequest
+from authlib.oauth2 import OAuth2Error
+from authlib.oauth2.rfc6749.errors import ForbiddenError
+from authlib.oauth2.rfc6750 import InsufficientScopeError, InvalidTokenError
+from authlib.oauth2.rfc7662 import IntrospectTokenValidator
+
+REALM = "courier"
+GATEWAY_AUDIENCE = "courier-gateway"
+GATEWAY_CLIENT_ID = "gateway"
+GATEWAY_CLIENT_SECRET = "gateway-secret"
+
+# static display data of the demo users (the gateway's own "user directory")
+PROFILES = {
+    "alice": {"name": "Alice Liddell", "email": "alice@example.test"},
+    "bob": {"name": "Bob the Builder", "email": "bob@example.test"},
+}
+
+logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
+
+
+class UpstreamError(Exception):
+    pass
+
+
+class UserTokenRequired(InsufficientScopeError):
+    description = "This resource needs a token issued for a user (resource owner)."
+
+
+class GatewayIntrospectValidator(IntrospectTokenValidator):
+    def __init__(self, introspect_url: str, gateway_url: str, on_call):
+        super().__init__(realm=REALM)
+        self.introspect_url = introspect_url
+        self.gateway_url = gateway_url
+        self.on_call = on_call
+        basic = base64.b64encode(f"{GATEWAY_CLIENT_ID}:{GATEWAY_CLIENT_SECRET}".encode()).decode()
+        self.auth_header = f"Basic {basic}"
+        # thread-safe pool; connections beyond maxsize are opened and dropped
+        self.http = urllib3.PoolManager(
+            num_pools=2,
+            maxsize=64,
+            block=False,
+            timeout=urllib3.Timeout(connect=5.0, read=15.0),
+            retries=urllib3.Retry(total=3, connect=3, read=0, backoff_factor=0.05),
+        )
+
+    def introspect_token(self, token_string):
+        self.on_call()
+        try:
+            resp = self.http.request(
+                "POST",
+                self.introspect_url,
+                fields={"token": token_string, "token_type_hint": "access_token"},
+                encode_multipart=False,
+                headers={"Authorization": self.auth_header, "Accept": "application/json"},
+            )
+        except urllib3.exceptions.HTTPError as e:
+            raise UpstreamError(f"introspection call failed: {e}") from e
+        if resp.status != 200:
+            raise UpstreamError(f"introspection answered HTTP {resp.status}")
+        try:
+            return json.loads(resp.data)
+        except ValueError as e:
+            raise UpstreamError("introspection answered non-JSON") from e
+
+    def validate_token(self, token, scopes, request, require_user=False):
+        if not token or not token.get("active"):
+            raise InvalidTokenError(realm=self.realm)
+        # only access tokens (refresh tokens introspect without token_type)
+        if str(token.get("token_type", "")).lower() != "bearer":
+            raise InvalidTokenError("Not an access token.", realm=self.realm)
+        aud = token.get("aud")
+        if aud:
+            auds = aud if isinstance(aud, list) else [aud]
+            if not any(a == GATEWAY_AUDIENCE or a.startswith(self.gateway_url) for a in auds):
+                raise InvalidTokenError("Token audience does not include this gateway.", realm=self.realm)
+        super().validate_token(token, scopes, request)
+        if require_user and not token.get("username"):
+            raise UserTokenRequired()
+
+
+def _challenge(error: OAuth2Error, scopes) -> Response:
+    """RFC 6750 section 3 error response with a WWW-Authenticate challenge."""
+    if isinstance(error, InsufficientScopeError):
+        status, code = 403, "insufficient_scope"
+    else:
+        # invalid / missing / unsupported-scheme tokens all answer
+        # 401 invalid_token (authlib would say missing_authorization or
+        # unsupported_token_type, which are not RFC 6750 codes).
+        status, code = 401, "invalid_token"
+    description = error.get_error_description() or InvalidTokenError.description
+    if isinstance(error, ForbiddenError):
+        description = "Missing or unsupported Authorization header; send Authorization: Bearer TOKEN."
+    parts = [f'realm="{REALM}"', f'error="{code}"', f'error_description="{description}"']
+    if status == 403 and scopes:
+        parts.append(f'scope="{scopes[0]}"')
+    body = {"error": code, "error_description": description}
+    resp = jsonify(body)
+    resp.status_code = status
+    resp.headers["WWW-Authenticate"] = "Bearer " + ", ".join(parts)
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+def create_app(as_url: str, gateway_url: str) -> Flask:
+    app = Flask("courier_gateway")
+    app.json.sort_keys = False
+
+    lock = threading.Lock()
+    stats = {}
+
+    def reset():
+        with lock:
+            stats.clear()
+            stats.update({"requests_total": 0, "by_route": {}, "by_outcome": {}, "introspection_calls": 0, "upstream_errors": 0})
+
+    reset()
+
+    def count_introspection():
+        with lock:
+            stats["introspection_calls"] += 1
+
+    validator = GatewayIntrospectValidator(f"{as_url}/oauth/introspect", gateway_url, count_introspection)
+    protector = ResourceProtector()
+    protector.register_token_validator(validator)
+
+    def authorize(scopes, require_user=False):
+        """Returns (token, None) or (None, error_response)."""
+        try:
+            token = protector.validate_request(
+                scopes, FlaskJsonRequest(request), require_user=require_user
+            )
+            return token, None
+        except OAuth2Error as error:
+            return None, _challenge(error, scopes)
+        except UpstreamError as e:
+            with lock:
+                stats["upstream_errors"] += 1
+            resp = jsonify({"error": "temporarily_unavailable", "error_description": str(e)})
+            resp.status_code = 503
+            return None, resp
+
+    @app.after_request
+    def record(resp):
+        if request.path.startswith("/admin/"):
+            return resp
+        route = request.url_rule.rule if request.url_rule else "(unmatched)"
+        code = str(resp.status_code)
+        with lock:
+            stats["requests_total"] += 1
+            r = stats["by_route"].setdefault(route, {"total": 0})
+            r["total"] += 1
+            r[code] = r.get(code, 0) + 1
+            stats["by_outcome"][code] = stats["by_outcome"].get(code, 0) + 1
+        return resp
+
+    @app.get("/api/user/profile")
+    def user_profile():
+        token, err = authorize(["read"], require_user=True)
+        if err:
+            return err
+        scopes = (token.get("scope") or "").split()
+        body = {
+            "username": token["username"],
+            "sub": token.get("sub"),
+            "client_id": token.get("client_id"),
+            "scope": token.get("scope"),
+        }
+        if "profile" in scopes and token["username"] in PROFILES:
+            body.update(PROFILES[token["username"]])
+        return jsonify(body)
+
+    @app.get("/api/device/info")
+    def device_info():
+        token, err = authorize(["device", "read"])  # either scope suffices
+        if err:
+            return err
+        body = {
+            "client_id": token.get("client_id"),
+            "sub": token.get("sub"),
+            "scope": token.get("scope"),
+        }
+        if token.get("username"):
+            body["username"] = token["username"]
+        if token.get("act"):
+            body["act"] = token["act"]
+        if token.get("aud"):
+            body["aud"] = token["aud"]
+        return jsonify(body)
+
+    @app.get("/api/public/status")
+    def public_status():
+        return jsonify({"status": "ok", "service": "courier-gateway"})
+
+    @app.post("/api/user/echo")
+    def user_echo():
+        token, err = authorize(["write"])
+        if err:
+            return err
+        raw = request.get_data(cache=True)
+        try:
+            json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            resp = jsonify({"error": "invalid_request", "error_description": "Body must be JSON."})
+            resp.status_code = 400
+            return resp
+        # the body comes back byte for byte
+        resp = Response(raw, status=200, mimetype="application/json")
+        resp.headers["X-Courier-Sub"] = str(token.get("sub"))
+        return resp
+
+    @app.get("/api/headers")
+    def echo_headers():
+        headers = {}
+        for k, v in request.headers.items():
+            headers[k] = f"{headers[k]}, {v}" if k in headers else v
+        return jsonify(
+            {
+                "method": request.method,
+                "path": request.path,
+                "query": request.query_string.decode("latin-1"),
+                "headers": headers,
+            }
+        )
+
+    @app.get("/healthz")
+    def healthz():
+        return jsonify({"ok": True, "role": "gateway", "authorization_server": as_url})
+
+    @app.get("/admin/stats")
+    def admin_stats():
+        with lock:
+            snap = json.loads(json.dumps(stats))
+        return jsonify(snap)
+
+    @app.post("/admin/reset")
+    def admin_reset():
+        reset()
+        return jsonify({"reset": True})
+
+    @app.before_request
+    def admin_loopback_only():
+        if request.path.startswith("/admin/") and not is_loopback(request.remote_addr):
+            return jsonify({"error": "forbidden"}), 403
+        return None
+
+    install_json_errors(app)
+    return app

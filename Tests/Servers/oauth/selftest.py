@@ -1,0 +1,583 @@
+#!/usr/bin/env python3
+"""End-to-end self test of the Courier OAuth test servers (stdlib only).
+
+    python3 Tests/Servers/oauth/selftest.py            # spawns server.py itself
+    python3 Tests/Servers/oauth/selftest.py --stress 1000 -v
+
+It starts ``server.py --port 0 --gateway-port 0 --token-lifetime 3`` with a
+pipe on stdin, waits for ``READY``, exercises every grant and endpoint over
+real HTTP, then closes stdin and checks that the process is gone.  The last
+line is ``N passed, N failed``; the exit status is 0 only if nothing failed.
+
+Reading it top to bottom is also the quickest way to see how each endpoint
+is meant to be called.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import http.client as httpclient
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVER = os.path.join(HERE, "server.py")
+
+EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+AT_TYPE = "urn:ietf:params:oauth:token-type:access_token"
+
+PASSED = 0
+FAILED = 0
+VERBOSE = False
+
+
+def check(name, cond, detail=""):
+    global PASSED, FAILED
+    if cond:
+        PASSED += 1
+        if VERBOSE:
+            print(f"ok   {name}")
+    else:
+        FAILED += 1
+        print(f"FAIL {name} {detail}")
+    return cond
+
+
+class Resp:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers  # lower-cased names
+        self.body = body
+        try:
+            self.json = json.loads(body) if body else None
+        except ValueError:
+            self.json = None
+
+    def __repr__(self):
+        return f"<{self.status} {self.body[:300]!r}>"
+
+
+def http(method, url, form=None, headers=None, basic=None, bearer=None, raw=None, timeout=30):
+    parts = urlsplit(url)
+    conn = httpclient.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    hdrs = dict(headers or {})
+    body = raw
+    if form is not None:
+        body = urlencode(form, doseq=True).encode()
+        hdrs.setdefault("Content-Type", "application/x-www-form-urlencoded")
+    if basic is not None:
+        hdrs["Authorization"] = "Basic " + base64.b64encode(f"{basic[0]}:{basic[1]}".encode()).decode()
+    if bearer is not None:
+        hdrs["Authorization"] = f"Bearer {bearer}"
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    try:
+        conn.request(method, path, body=body, headers=hdrs)
+        r = conn.getresponse()
+        data = r.read()
+        return Resp(r.status, {k.lower(): v for k, v in r.getheaders()}, data)
+    finally:
+        conn.close()
+
+
+def pkce_pair():
+    verifier = secrets.token_urlsafe(48)  # 64 chars of [A-Za-z0-9-_]
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return verifier, challenge
+
+
+class Servers:
+    def __init__(self, extra_args=(), port=0, gateway_port=0):
+        self.t0 = time.monotonic()
+        self.proc = subprocess.Popen(
+            [sys.executable, SERVER, "--port", str(port), "--gateway-port", str(gateway_port), *extra_args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if not VERBOSE else None,
+            text=True,
+        )
+        self.as_url = self.gw_url = None
+        for line in self.proc.stdout:
+            line = line.strip()
+            if line.startswith("LISTENING"):
+                kv = dict(p.split("=", 1) for p in line.split()[1:])
+                self.as_url, self.gw_url = kv["as"], kv["gateway"]
+            if line == "READY":
+                break
+        self.startup = time.monotonic() - self.t0
+        if self.as_url is None:
+            err = self.proc.stderr.read() if self.proc.stderr else ""
+            raise SystemExit(f"server did not start: {err}")
+
+    def close_stdin_and_wait(self, timeout=5.0):
+        self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+
+
+def pid_alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def main():
+    global VERBOSE
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--stress", type=int, default=1000, help="requests in the big concurrent burst (0 = skip)")
+    args = ap.parse_args()
+    VERBOSE = args.verbose
+
+    srv = Servers(["--token-lifetime", "3"])
+    A, G = srv.as_url, srv.gw_url
+    TOKEN = f"{A}/oauth/token"
+    print(f"servers up in {srv.startup:.2f}s: as={A} gateway={G}")
+    check("startup < 2s", srv.startup < 2.0, f"{srv.startup:.2f}s")
+
+    DEVICE = ("courier-device", "device-secret")
+    USER = ("courier-user", "user-secret")
+    GW = ("gateway", "gateway-secret")
+
+    def introspect(token, creds=GW, hint=None):
+        form = {"token": token}
+        if hint:
+            form["token_type_hint"] = hint
+        return http("POST", f"{A}/oauth/introspect", form=form, basic=creds)
+
+    def password_token(user="alice", pw="wonderland", scope="read write profile"):
+        form = {"grant_type": "password", "username": user, "password": pw}
+        if scope:
+            form["scope"] = scope
+        return http("POST", TOKEN, form=form, basic=USER)
+
+    try:
+        # ---------------------------------------------------------- metadata
+        r = http("GET", f"{A}/.well-known/oauth-authorization-server")
+        check("metadata", r.status == 200 and r.json["token_endpoint"] == TOKEN, r)
+
+        # ---------------------------------------------------- client_credentials
+        r = http("POST", TOKEN, form={"grant_type": "client_credentials"}, basic=DEVICE)
+        check("cc basic 200", r.status == 200, r)
+        check("cc response shape", r.json and r.json["token_type"] == "Bearer" and r.json["expires_in"] == 3
+              and r.json["scope"] == "device" and "refresh_token" not in r.json, r)
+        check("cc no-store", r.headers.get("cache-control") == "no-store", r.headers)
+        device_at = r.json["access_token"]
+        r = http("POST", TOKEN, form={"grant_type": "client_credentials", "client_id": DEVICE[0],
+                                      "client_secret": DEVICE[1], "scope": "device read"})
+        check("cc post 200", r.status == 200 and r.json["scope"] == "device read", r)
+        device_read_at = r.json["access_token"]
+        r = http("POST", TOKEN, form={"grant_type": "client_credentials"}, basic=(DEVICE[0], "nope"))
+        check("cc wrong secret (basic) 401 invalid_client", r.status == 401 and r.json["error"] == "invalid_client"
+              and r.headers.get("www-authenticate", "").startswith("Basic "), r)
+        r = http("POST", TOKEN, form={"grant_type": "client_credentials", "client_id": DEVICE[0], "client_secret": "nope"})
+        check("cc wrong secret (post) invalid_client", r.status in (400, 401) and r.json["error"] == "invalid_client", r)
+        r = http("POST", TOKEN, form={"grant_type": "client_credentials"})
+        check("cc no client auth invalid_client", r.json and r.json["error"] == "invalid_client", r)
+        r = http("POST", TOKEN, form={"grant_type": "client_credentials", "scope": "write"}, basic=DEVICE)
+        check("cc scope not allowed -> invalid_scope", r.status == 400 and r.json["error"] == "invalid_scope", r)
+        r = http("POST", TOKEN, form={"grant_type": "client_credentials", "scope": "admin"}, basic=DEVICE)
+        check("cc unknown scope -> invalid_scope", r.status == 400 and r.json["error"] == "invalid_scope", r)
+        r = http("POST", TOKEN, form={"grant_type": "client_credentials"}, basic=USER)
+        check("cc by courier-user -> unauthorized_client", r.json["error"] == "unauthorized_client", r)
+        r = http("POST", TOKEN, form={"grant_type": "client_credentials", "client_id": "courier-public"})
+        check("cc by public -> unauthorized_client", r.json["error"] == "unauthorized_client", r)
+        r = http("POST", TOKEN, form={"grant_type": "magic"}, basic=USER)
+        check("unknown grant -> unsupported_grant_type", r.status == 400 and r.json["error"] == "unsupported_grant_type", r)
+
+        # ------------------------------------------------------------- password
+        r = password_token()
+        check("password 200 + refresh", r.status == 200 and r.json.get("refresh_token") and r.json["scope"] == "read write profile", r)
+        alice = r.json
+        r = password_token(scope=None)
+        check("password default scope", r.status == 200 and r.json["scope"] == "read write profile", r)
+        r = http("POST", TOKEN, form={"grant_type": "password", "username": "bob", "password": "builder", "scope": "read",
+                                      "client_id": USER[0], "client_secret": USER[1]})
+        check("password bob via client_secret_post", r.status == 200 and r.json["scope"] == "read", r)
+        bob_read = r.json
+        r = password_token(pw="wrong")
+        check("password wrong -> invalid_grant", r.status == 400 and r.json["error"] == "invalid_grant", r)
+        r = password_token(scope="device")
+        check("password scope not allowed -> invalid_scope", r.json["error"] == "invalid_scope", r)
+        r = http("POST", TOKEN, form={"grant_type": "password", "username": "alice", "password": "wonderland"}, basic=DEVICE)
+        check("password by courier-device -> unauthorized_client", r.json["error"] == "unauthorized_client", r)
+
+        # ------------------------------------------------- refresh with rotation
+        rt1 = alice["refresh_token"]
+        r = http("POST", TOKEN, form={"grant_type": "refresh_token", "refresh_token": rt1}, basic=USER)
+        check("refresh 200", r.status == 200 and r.json["refresh_token"] != rt1 and r.json["scope"] == "read write profile", r)
+        rt2 = r.json["refresh_token"]
+        r = http("POST", TOKEN, form={"grant_type": "refresh_token", "refresh_token": rt1}, basic=USER)
+        check("reused refresh token -> invalid_grant", r.status == 400 and r.json["error"] == "invalid_grant", r)
+        check("old access token still active after rotation", introspect(alice["access_token"]).json["active"] is True)
+        check("rotated-out refresh token introspects inactive", introspect(rt1, hint="refresh_token").json["active"] is False)
+        r = http("POST", TOKEN, form={"grant_type": "refresh_token", "refresh_token": rt2, "scope": "read"}, basic=USER)
+        check("refresh narrowing scope", r.status == 200 and r.json["scope"] == "read", r)
+        rt3 = r.json["refresh_token"]
+        r = http("POST", TOKEN, form={"grant_type": "refresh_token", "refresh_token": rt3, "scope": "read write"}, basic=USER)
+        check("refresh widening scope -> invalid_scope", r.json["error"] == "invalid_scope", r)
+        r = http("POST", TOKEN, form={"grant_type": "refresh_token", "refresh_token": rt3, "client_id": "courier-public"})
+        check("refresh by another client -> invalid_grant", r.json["error"] == "invalid_grant", r)
+        r = http("POST", TOKEN, form={"grant_type": "refresh_token", "refresh_token": rt3}, basic=USER)
+        check("refresh keeps (narrowed) scope", r.status == 200 and r.json["scope"] == "read", r)
+        r = http("POST", TOKEN, form={"grant_type": "refresh_token", "refresh_token": "bogus"}, basic=USER)
+        check("unknown refresh token -> invalid_grant", r.json["error"] == "invalid_grant", r)
+
+        # ------------------------------------------- authorization code + PKCE
+        def authorize(client_id, redirect_uri, challenge, user="alice", scope="read write", state=None, method="S256", hint=False):
+            q = {"response_type": "code", "client_id": client_id, "redirect_uri": redirect_uri, "scope": scope}
+            if state:
+                q["state"] = state
+            if challenge:
+                q["code_challenge"] = challenge
+            if method:
+                q["code_challenge_method"] = method
+            if user:
+                q["login_hint" if hint else "user"] = user
+            r = http("GET", f"{A}/oauth/authorize?{urlencode(q)}")
+            loc = r.headers.get("location", "")
+            return r, loc, {k: v[0] for k, v in parse_qs(urlsplit(loc).query).items()}
+
+        for client, creds in (("courier-public", None), ("courier-user", USER)):
+            verifier, challenge = pkce_pair()
+            state = secrets.token_hex(8)
+            r, loc, q = authorize(client, "http://127.0.0.1/callback", challenge, state=state)
+            check(f"{client}: authorize redirects with code+state", r.status == 302 and loc.startswith("http://127.0.0.1/callback?")
+                  and q.get("state") == state and q.get("code"), r.headers)
+            code = q["code"]
+            base = {"grant_type": "authorization_code", "code": code, "redirect_uri": "http://127.0.0.1/callback"}
+            if creds is None:
+                base["client_id"] = client
+            wrong_verifier, _ = pkce_pair()
+            r = http("POST", TOKEN, form={**base, "code_verifier": wrong_verifier}, basic=creds)
+            check(f"{client}: wrong verifier -> invalid_grant", r.status == 400 and r.json["error"] == "invalid_grant", r)
+            r = http("POST", TOKEN, form={**base, "redirect_uri": "courier://callback", "code_verifier": verifier}, basic=creds)
+            check(f"{client}: redirect_uri mismatch -> invalid_grant", r.json["error"] == "invalid_grant", r)
+            r = http("POST", TOKEN, form={**base, "code_verifier": verifier}, basic=creds)
+            check(f"{client}: code exchange 200", r.status == 200 and r.json["scope"] == "read write" and r.json.get("refresh_token"), r)
+            pk = r.json
+            ir = introspect(pk["access_token"]).json
+            check(f"{client}: token belongs to alice", ir["active"] and ir["username"] == "alice" and ir["client_id"] == client, ir)
+            r = http("POST", TOKEN, form={**base, "code_verifier": verifier}, basic=creds)
+            check(f"{client}: code reuse -> invalid_grant", r.json["error"] == "invalid_grant", r)
+            check(f"{client}: code reuse revokes issued token", introspect(pk["access_token"]).json["active"] is False)
+
+        verifier, challenge = pkce_pair()
+        r, loc, q = authorize("courier-public", "http://127.0.0.1:49152/callback", challenge, user="bob", hint=True, state="s")
+        check("loopback redirect with port + login_hint", q.get("code") and loc.startswith("http://127.0.0.1:49152/callback"), loc)
+        r = http("POST", TOKEN, form={"grant_type": "authorization_code", "code": q["code"], "client_id": "courier-public",
+                                      "redirect_uri": "http://127.0.0.1:49152/callback", "code_verifier": verifier})
+        check("bob via public client", r.status == 200 and introspect(r.json["access_token"]).json["username"] == "bob", r)
+        pub_tokens = r.json
+        r, loc, q = authorize("courier-public", "courier://callback", challenge, state="st")
+        check("custom scheme redirect", loc.startswith("courier://callback?code="), loc)
+        r, loc, q = authorize("courier-public", "courier://callback", None, method=None, state="st")
+        check("no code_challenge -> invalid_request redirect", q.get("error") == "invalid_request" and q.get("state") == "st", loc)
+        r, loc, q = authorize("courier-public", "courier://callback", challenge, method="plain")
+        check("plain PKCE -> invalid_request redirect", q.get("error") == "invalid_request", loc)
+        r, loc, q = authorize("courier-public", "courier://callback", challenge, user=None, state="st")
+        check("no user -> access_denied redirect", q.get("error") == "access_denied" and q.get("state") == "st", loc)
+        r, loc, q = authorize("courier-public", "https://evil.example/cb", challenge)
+        check("unregistered redirect_uri -> 400, no redirect", r.status == 400 and not loc and r.json["error"] == "invalid_request", r)
+        r, loc, q = authorize("courier-public", "courier://callback", challenge, scope="device")
+        check("disallowed scope -> invalid_scope redirect", q.get("error") == "invalid_scope", loc)
+        r, loc, q = authorize("courier-device", "courier://callback", challenge)
+        check("client without code grant -> error", r.status in (302, 400), r)
+
+        # ---------------------------------------------------------- token exchange
+        alice_rw = password_token(scope="read write exchange").json
+        form = {"grant_type": EXCHANGE, "subject_token": alice_rw["access_token"], "subject_token_type": AT_TYPE,
+                "scope": "read", "audience": "courier-gateway"}
+        r = http("POST", TOKEN, form=form, basic=DEVICE)
+        check("exchange 200", r.status == 200 and r.json["issued_token_type"] == AT_TYPE and r.json["token_type"] == "Bearer"
+              and r.json["scope"] == "read" and r.json["expires_in"] == 3 and "refresh_token" not in r.json, r)
+        exch = r.json["access_token"]
+        ir = introspect(exch).json
+        check("exchanged token claims", ir["active"] and ir["sub"] == "alice" and ir["username"] == "alice"
+              and ir["client_id"] == "courier-device" and ir["aud"] == "courier-gateway", ir)
+        r = http("GET", f"{G}/api/user/profile", bearer=exch)
+        check("exchanged token works at gateway", r.status == 200 and r.json["username"] == "alice", r)
+        r = http("POST", TOKEN, form={**form, "scope": "write"}, basic=DEVICE)
+        check("exchange scope outside client -> invalid_scope", r.json["error"] == "invalid_scope", r)
+        r = http("POST", TOKEN, form={**form, "subject_token": bob_read["access_token"], "scope": "exchange"}, basic=USER)
+        check("exchange scope beyond subject -> invalid_scope", r.json["error"] == "invalid_scope", r)
+        r = http("POST", TOKEN, form={**form, "subject_token": "bogus"}, basic=DEVICE)
+        check("exchange invalid subject -> invalid_request", r.json["error"] == "invalid_request", r)
+        r = http("POST", TOKEN, form={**form, "subject_token_type": "urn:ietf:params:oauth:token-type:id_token"}, basic=DEVICE)
+        check("exchange bad subject_token_type -> invalid_request", r.json["error"] == "invalid_request", r)
+        r = http("POST", TOKEN, form={k: v for k, v in form.items() if k != "subject_token"}, basic=DEVICE)
+        check("exchange missing subject_token -> invalid_request", r.json["error"] == "invalid_request", r)
+        r = http("POST", TOKEN, form={**form, "audience": "someone-else"}, basic=DEVICE)
+        check("exchange unknown audience -> invalid_target", r.json["error"] == "invalid_target", r)
+        r = http("POST", TOKEN, form={**form, "audience": "courier-api"}, basic=DEVICE)
+        api_tok = r.json["access_token"]
+        r = http("GET", f"{G}/api/device/info", bearer=api_tok)
+        check("token for another audience -> gateway 401", r.status == 401, r)
+        r = http("POST", TOKEN, form={**form, "client_id": "courier-public"})
+        check("exchange by public client -> invalid_client", r.json["error"] == "invalid_client", r)
+        r = http("POST", TOKEN, form={"grant_type": EXCHANGE, "subject_token": alice_rw["access_token"],
+                                      "subject_token_type": AT_TYPE, "actor_token": device_at, "actor_token_type": AT_TYPE},
+                 basic=DEVICE)
+        check("exchange with actor, default scope", r.status == 200 and r.json["scope"] == "read exchange", r)
+        ir = introspect(r.json["access_token"]).json
+        check("act claim", ir.get("act") == {"sub": "courier-device"}, ir)
+        r = http("POST", TOKEN, form={"grant_type": EXCHANGE, "subject_token": device_at, "subject_token_type": AT_TYPE},
+                 basic=DEVICE)
+        check("exchange of a client token", r.status == 200 and introspect(r.json["access_token"]).json["sub"] == "courier-device", r)
+
+        # ------------------------------------------------ introspection/revocation
+        t = password_token().json
+        ir = introspect(t["access_token"]).json
+        check("introspect active", ir["active"] is True and ir["scope"] == "read write profile" and ir["token_type"] == "Bearer"
+              and ir["exp"] >= ir["iat"] and ir["iss"] == A, ir)
+        ir = introspect(t["access_token"], creds=USER).json
+        check("client introspects own token", ir["active"] is True, ir)
+        ir = introspect(t["access_token"], creds=DEVICE).json
+        check("other client's token reads inactive", ir == {"active": False}, ir)
+        r = introspect(t["access_token"], creds=("gateway", "wrong"))
+        check("introspect bad client auth -> 401", r.status == 401 and r.json["error"] == "invalid_client", r)
+        r = http("POST", f"{A}/oauth/introspect", form={"token": t["access_token"], "client_id": "gateway", "client_secret": "gateway-secret"})
+        check("introspect with client_secret_post", r.status == 200 and r.json["active"] is True, r)
+        check("introspect refresh token", introspect(t["refresh_token"], hint="refresh_token").json["active"] is True)
+        check("introspect unknown -> inactive", introspect("nope").json == {"active": False})
+
+        r = http("POST", f"{A}/oauth/revoke", form={"token": t["access_token"], "token_type_hint": "access_token"}, basic=USER)
+        check("revoke access token 200", r.status == 200, r)
+        check("introspect after revoke -> inactive", introspect(t["access_token"]).json["active"] is False)
+        r = http("POST", TOKEN, form={"grant_type": "refresh_token", "refresh_token": t["refresh_token"]}, basic=USER)
+        check("refresh still works after access revoke", r.status == 200, r)
+        t2 = r.json
+        r = http("POST", f"{A}/oauth/revoke", form={"token": t2["refresh_token"]}, basic=USER)
+        check("revoke refresh token 200", r.status == 200, r)
+        r = http("POST", TOKEN, form={"grant_type": "refresh_token", "refresh_token": t2["refresh_token"]}, basic=USER)
+        check("revoked refresh -> invalid_grant", r.json["error"] == "invalid_grant", r)
+        check("revoking refresh also revokes its access token", introspect(t2["access_token"]).json["active"] is False)
+        r = http("POST", f"{A}/oauth/revoke", form={"token": "unknown-token"}, basic=USER)
+        check("revoke unknown token -> 200", r.status == 200, r)
+        r = http("POST", f"{A}/oauth/revoke", form={"token": pub_tokens["refresh_token"], "client_id": "courier-public"})
+        check("public client revokes with client_id only", r.status == 200 and introspect(pub_tokens["access_token"]).json["active"] is False, r)
+        r = http("POST", f"{A}/oauth/revoke", form={"token": device_at}, basic=USER)
+        check("revoke other client's token -> error", r.status == 400, r)
+        r = http("POST", f"{A}/oauth/revoke", form={"token": "x", "token_type_hint": "id_token"}, basic=USER)
+        check("revoke bad hint -> unsupported_token_type", r.json and r.json["error"] == "unsupported_token_type", r)
+
+        # expiry: real clock, then admin expire-all
+        r = http("POST", f"{A}/admin/lifetime?seconds=1")
+        check("admin lifetime", r.status == 200 and r.json["token_lifetime"] == 1, r)
+        short = http("POST", TOKEN, form={"grant_type": "client_credentials"}, basic=DEVICE).json
+        check("lifetime reported as expires_in", short["expires_in"] == 1, short)
+        check("short token active", introspect(short["access_token"]).json["active"] is True)
+        time.sleep(1.2)
+        check("short token expired -> inactive", introspect(short["access_token"]).json["active"] is False)
+        r = http("GET", f"{G}/api/device/info", bearer=short["access_token"])
+        check("expired token -> gateway 401", r.status == 401 and 'error="invalid_token"' in r.headers.get("www-authenticate", ""), r)
+        http("POST", f"{A}/admin/lifetime?seconds=3")
+        t = password_token().json
+        check("before expire-all active", introspect(t["access_token"]).json["active"] is True)
+        r = http("POST", f"{A}/admin/expire-all")
+        check("expire-all", r.status == 200 and r.json["expired"] >= 1, r)
+        check("after expire-all inactive", introspect(t["access_token"]).json["active"] is False)
+        r = http("POST", TOKEN, form={"grant_type": "refresh_token", "refresh_token": t["refresh_token"]}, basic=USER)
+        check("refresh after expire-all works", r.status == 200 and introspect(r.json["access_token"]).json["active"], r)
+
+        # refresh token expiry (admin can set it; CLI: --refresh-lifetime)
+        http("POST", f"{A}/admin/lifetime?refresh_seconds=1")
+        t = password_token().json
+        time.sleep(1.2)
+        r = http("POST", TOKEN, form={"grant_type": "refresh_token", "refresh_token": t["refresh_token"]}, basic=USER)
+        check("expired refresh token -> invalid_grant", r.json["error"] == "invalid_grant", r)
+        r = http("POST", f"{A}/admin/lifetime?refresh_seconds=0")
+        check("refresh lifetime back to unlimited", r.json["refresh_lifetime"] is None, r)
+
+        # ---------------------------------------------------------------- gateway
+        user_rwp = password_token().json["access_token"]  # read write profile
+        user_w = password_token(scope="write").json["access_token"]
+        user_r = password_token(scope="read").json["access_token"]
+        dev = http("POST", TOKEN, form={"grant_type": "client_credentials"}, basic=DEVICE).json["access_token"]
+        dev_r = http("POST", TOKEN, form={"grant_type": "client_credentials", "scope": "read"}, basic=DEVICE).json["access_token"]
+
+        r = http("GET", f"{G}/api/public/status")
+        check("public status 200 without token", r.status == 200 and r.json["status"] == "ok", r)
+        r = http("GET", f"{G}/api/user/profile", bearer=user_rwp)
+        check("profile 200", r.status == 200 and r.json["username"] == "alice" and r.json["email"] == "alice@example.test", r)
+        r = http("GET", f"{G}/api/user/profile", bearer=user_r)
+        check("profile 200 read only (no profile claims)", r.status == 200 and "email" not in r.json, r)
+        r = http("GET", f"{G}/api/user/profile")
+        www = r.headers.get("www-authenticate", "")
+        check("profile no token -> 401 Bearer invalid_token", r.status == 401 and www.startswith("Bearer ") and 'error="invalid_token"' in www, r.headers)
+        r = http("GET", f"{G}/api/user/profile", bearer="garbage")
+        check("profile bad token -> 401", r.status == 401 and r.json["error"] == "invalid_token", r)
+        r = http("GET", f"{G}/api/user/profile", headers={"Authorization": "Basic Zm9vOmJhcg=="})
+        check("profile Basic scheme -> 401", r.status == 401, r)
+        r = http("GET", f"{G}/api/user/profile", bearer=user_w)
+        www = r.headers.get("www-authenticate", "")
+        check("profile write-only -> 403 insufficient_scope", r.status == 403 and r.json["error"] == "insufficient_scope"
+              and 'error="insufficient_scope"' in www and 'scope="read"' in www, r)
+        r = http("GET", f"{G}/api/user/profile", bearer=dev_r)
+        check("profile with client token (has read) -> 403", r.status == 403, r)
+        r = http("GET", f"{G}/api/user/profile", bearer=alice["refresh_token"])
+        check("refresh token as bearer -> 401", r.status == 401, r)
+        r = http("GET", f"{G}/api/device/info", bearer=dev)
+        check("device info 200", r.status == 200 and r.json["client_id"] == "courier-device" and r.json["sub"] == "courier-device", r)
+        r = http("GET", f"{G}/api/device/info", bearer=user_r)
+        check("device info with user read token 200", r.status == 200 and r.json["sub"] == "alice" and r.json["client_id"] == "courier-user", r)
+        r = http("GET", f"{G}/api/device/info", bearer=user_w)
+        check("device info write-only -> 403", r.status == 403, r)
+        r = http("GET", f"{G}/api/device/info")
+        check("device info no token -> 401", r.status == 401, r)
+        payload = b'{"z": 1, "a": [true, null, "\\u00e9"], "nested": {"k": "v"}}'
+        r = http("POST", f"{G}/api/user/echo", bearer=user_w, raw=payload, headers={"Content-Type": "application/json"})
+        check("echo 200 byte-exact", r.status == 200 and r.body == payload and r.headers["content-type"].startswith("application/json"), r)
+        r = http("POST", f"{G}/api/user/echo", bearer=user_r, raw=payload, headers={"Content-Type": "application/json"})
+        check("echo read-only -> 403", r.status == 403, r)
+        r = http("POST", f"{G}/api/user/echo", bearer=user_w, raw=b"not json", headers={"Content-Type": "application/json"})
+        check("echo non-JSON -> 400", r.status == 400, r)
+        r = http("POST", f"{G}/api/user/echo", raw=payload)
+        check("echo no token -> 401", r.status == 401, r)
+        r = http("GET", f"{G}/api/headers?x=1", headers={"X-Courier-Test": "hello", "User-Agent": "selftest/1"})
+        check("headers echo", r.status == 200 and r.json["headers"].get("X-Courier-Test") == "hello"
+              and r.json["headers"].get("User-Agent") == "selftest/1" and r.json["query"] == "x=1", r)
+        # revocation is visible at once (no cache)
+        victim = password_token().json["access_token"]
+        check("victim ok", http("GET", f"{G}/api/user/profile", bearer=victim).status == 200)
+        http("POST", f"{A}/oauth/revoke", form={"token": victim}, basic=USER)
+        check("revoked token -> gateway 401 immediately", http("GET", f"{G}/api/user/profile", bearer=victim).status == 401)
+
+        # ------------------------------------------------------------------ stats
+        http("POST", f"{A}/admin/reset")
+        http("POST", f"{G}/admin/reset")
+        s = http("GET", f"{A}/admin/stats").json
+        check("AS stats reset", s["grants_total"] == 0 and s["failed_grants"] == 0 and s["introspections"] == 0, s)
+        c1 = http("POST", TOKEN, form={"grant_type": "client_credentials"}, basic=DEVICE).json["access_token"]
+        http("POST", TOKEN, form={"grant_type": "client_credentials"}, basic=DEVICE)
+        p1 = password_token().json
+        http("POST", TOKEN, form={"grant_type": "refresh_token", "refresh_token": p1["refresh_token"]}, basic=USER)
+        http("POST", TOKEN, form={"grant_type": "refresh_token", "refresh_token": p1["refresh_token"]}, basic=USER)  # fails
+        password_token(pw="bad")  # fails
+        http("POST", TOKEN, form={"grant_type": EXCHANGE, "subject_token": p1["access_token"], "subject_token_type": AT_TYPE}, basic=USER)
+        introspect(c1)
+        introspect("unknown")
+        http("POST", f"{A}/oauth/revoke", form={"token": c1}, basic=DEVICE)
+        http("GET", f"{G}/api/public/status")
+        http("GET", f"{G}/api/device/info", bearer=c1)  # revoked -> 401 (+1 introspection)
+        http("GET", f"{G}/api/user/profile", bearer=p1["access_token"])  # 200 (+1)
+        http("GET", f"{G}/api/user/echo")  # 405
+        http("POST", f"{G}/api/user/echo", bearer=p1["access_token"], raw=b"{}")  # 200 (+1)
+        http("GET", f"{G}/api/user/profile", bearer=dev)  # 403 (+1)
+        s = http("GET", f"{A}/admin/stats").json
+        check("AS stats grants", s["grants"] == {"client_credentials": 2, "password": 1, "refresh_token": 1, EXCHANGE: 1}
+              and s["grants_total"] == 5, s)
+        check("AS stats failures", s["failed_grants"] == 2 and s["failed_grants_by_error"] == {"invalid_grant": 2}, s)
+        check("AS stats introspections (2 direct + 4 gateway)", s["introspections"] == 6 and s["introspections_active"] == 4, s)
+        check("AS stats revocations", s["revocations"] == 1 and s["tokens_revoked"] == 1, s)
+        g = http("GET", f"{G}/admin/stats").json
+        check("gateway stats outcomes", g["by_outcome"] == {"200": 3, "401": 1, "403": 1, "405": 1} and g["requests_total"] == 6, g)
+        check("gateway stats per route", g["by_route"]["/api/user/profile"] == {"total": 2, "200": 1, "403": 1}
+              and g["by_route"]["/api/device/info"] == {"total": 1, "401": 1}
+              and g["by_route"]["/api/public/status"] == {"total": 1, "200": 1}, g)
+        check("gateway introspection calls", g["introspection_calls"] == 4, g)
+
+        # ------------------------------------------------------------ concurrency
+        def burst(n, fn):
+            barrier = threading.Barrier(n, timeout=30)
+
+            def one(i):
+                try:
+                    barrier.wait()
+                except threading.BrokenBarrierError:
+                    pass
+                try:
+                    return fn(i)
+                except Exception as e:  # noqa: BLE001
+                    return f"{type(e).__name__}: {e}"
+
+            with ThreadPoolExecutor(max_workers=n) as ex:
+                return list(ex.map(one, range(n)))
+
+        # fresh long-lived tokens: the 3 s ones above may be gone by now
+        http("POST", f"{A}/admin/lifetime?seconds=120")
+        user_rwp = password_token().json["access_token"]
+        dev = http("POST", TOKEN, form={"grant_type": "client_credentials"}, basic=DEVICE).json["access_token"]
+        http("POST", f"{G}/admin/reset")
+        t0 = time.monotonic()
+        results = burst(200, lambda i: http("GET", f"{G}/api/user/profile", bearer=user_rwp).status)
+        dt = time.monotonic() - t0
+        bad = [x for x in results if x != 200]
+        check("200 concurrent gateway requests all 200", not bad, f"{len(bad)} bad, e.g. {bad[:3]}")
+        g = http("GET", f"{G}/admin/stats").json
+        check("gateway counted 200 requests", g["by_route"]["/api/user/profile"].get("200") == 200, g)
+        print(f"200 concurrent gateway requests in {dt:.2f}s")
+
+        if args.stress:
+            n = args.stress
+
+            def mixed(i):
+                k = i % 4
+                if k == 0:
+                    r = http("POST", TOKEN, form={"grant_type": "client_credentials"}, basic=DEVICE)
+                elif k == 1:
+                    r = introspect(user_rwp)
+                    return 200 if r.status == 200 and r.json["active"] else f"inactive {r}"
+                elif k == 2:
+                    r = http("GET", f"{G}/api/device/info", bearer=dev)
+                else:
+                    r = http("POST", f"{G}/api/user/echo", bearer=user_rwp, raw=b'{"i": %d}' % i)
+                return r.status
+
+            t0 = time.monotonic()
+            results = burst(n, mixed)
+            dt = time.monotonic() - t0
+            bad = [x for x in results if x != 200]
+            check(f"{n} concurrent mixed requests all succeed", not bad, f"{len(bad)} bad, e.g. {bad[:3]}")
+            print(f"{n} concurrent mixed requests in {dt:.2f}s")
+
+        code = srv.proc.poll()
+        check("server still running", code is None, code)
+    finally:
+        pid = srv.proc.pid
+        rc = srv.close_stdin_and_wait()
+        check("exits on stdin EOF", rc == 0, rc)
+        check("no orphan after stdin EOF", not pid_alive(pid))
+
+    # SIGTERM path, fixed ports
+    import socket
+
+    def free_port():
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+
+    p1, p2 = free_port(), free_port()
+    srv2 = Servers([], port=p1, gateway_port=p2)
+    check("fixed ports honoured", srv2.as_url == f"http://127.0.0.1:{p1}" and srv2.gw_url == f"http://127.0.0.1:{p2}")
+    r = http("POST", f"http://127.0.0.1:{p1}/oauth/token", form={"grant_type": "client_credentials"}, basic=("courier-device", "device-secret"))
+    check("default lifetime 3600", r.json and r.json["expires_in"] == 3600, r)
+    srv2.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = srv2.proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        srv2.proc.kill()
+        rc = None
+    check("exits 0 on SIGTERM", rc == 0, rc)
+
+    print(f"{PASSED} passed, {FAILED} failed")
+    return 0 if FAILED == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

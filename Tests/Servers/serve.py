@@ -1,0 +1,1219 @@
+#!/usr/bin/env python3
+"""Supervisor for the real servers Courier's tests run against.
+
+    python3 Tests/Servers/serve.py --ready-file PATH [--only nginx,httpbin,oauth]
+                                   [--keep] [--no-stdin]
+
+Everything listens on 127.0.0.1 only, on free ports picked at start-up.
+What it does, in order:
+
+  1. makes a work dir (tempfile), a test PKI with the `openssl` CLI (EC P-256),
+     and the test files served under /bytes/;
+  2. starts the services in SERVICES (httpbin under gunicorn, nginx with seven
+     server blocks, the OAuth2 server if Tests/Servers/oauth/server.py exists),
+     plus an in-process raw-socket upstream that nginx proxies /truncated,
+     /stall and /echo to;
+  3. waits until every port accepts connections, then writes PATH atomically
+     (JSON, schema in Tests/Servers/README.md);
+  4. runs until stdin reaches EOF (the test process died or closed its pipe),
+     or SIGTERM/SIGINT/SIGHUP; then stops every child's whole process group
+     and removes the work dir (unless --keep).
+
+No orphans: children run in their own sessions with PR_SET_PDEATHSIG=SIGTERM,
+and a small janitor process (this file with --janitor, in its own session)
+kills every child group and removes the work dir if this supervisor is killed
+with SIGKILL.
+
+Use --no-stdin when running it by hand in the background (then only signals stop it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import hashlib
+import importlib.util
+import json
+import os
+import random
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable
+from urllib.parse import parse_qs, urlsplit
+
+HOST = "127.0.0.1"
+HERE = os.path.dirname(os.path.abspath(__file__))
+OAUTH_SERVER = os.path.join(HERE, "oauth", "server.py")
+READY_TIMEOUT = float(os.environ.get("COURIER_SERVERS_READY_TIMEOUT", "30"))
+SCHEMA_VERSION = 1
+
+
+def log(msg: str) -> None:
+    print(f"[serve.py {os.getpid()}] {msg}", file=sys.stderr, flush=True)
+
+
+class StartupError(Exception):
+    pass
+
+
+class Shutdown(BaseException):
+    """Raised from signal handlers to unwind into cleanup."""
+
+
+# --------------------------------------------------------------------------- children
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_prctl = _libc.prctl
+_PR_SET_PDEATHSIG = 1
+
+
+def _child_preexec(parent_pid: int) -> Callable[[], None]:
+    """Runs in the forked child before exec: die (SIGTERM) when the supervisor dies."""
+
+    def setup() -> None:
+        _prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent_pid:  # the supervisor died before prctl
+            os._exit(1)
+
+    return setup
+
+
+def group_alive(pgid: int) -> bool:
+    """True while the process group has a member that is not a zombie.
+
+    (killpg(pgid, 0) alone also counts zombies, e.g. gunicorn workers orphaned by
+    a SIGKILLed master wait for PID 1 to reap them, which can take seconds.)
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        pids = [int(e) for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return True
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp ...; comm may contain spaces and parens.
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
+
+
+def kill_groups(pgids: list[int], grace: float, reap: Callable[[], None] = lambda: None,
+                signals: dict[int, int] | None = None) -> None:
+    """Signal each process group (SIGTERM unless `signals` says otherwise), wait up
+    to `grace` seconds, then SIGKILL what is left.
+
+    `reap` must wait() for our own children: a zombie still counts as a group member.
+    """
+    for pgid in pgids:
+        try:
+            os.killpg(pgid, (signals or {}).get(pgid, signal.SIGTERM))
+        except (ProcessLookupError, PermissionError):
+            pass
+    deadline = time.monotonic() + grace
+    alive = list(pgids)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.02)
+        reap()
+        alive = [g for g in alive if group_alive(g)]
+    for pgid in alive:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def janitor_main() -> int:
+    """Runs in its own session. Reads commands on stdin; on EOF cleans up what is left.
+
+    Commands: `pgid N` (watch a child group), `release N` (it was reaped),
+    `path P` (remove on cleanup), `done` (the supervisor cleaned up itself).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    pgids: list[int] = []
+    paths: list[str] = []
+    done = False
+    for line in sys.stdin:
+        cmd, _, arg = line.strip().partition(" ")
+        if cmd == "pgid":
+            pgids.append(int(arg))
+        elif cmd == "release":
+            pgids = [g for g in pgids if g != int(arg)]
+        elif cmd == "path":
+            paths.append(arg)
+        elif cmd == "done":
+            done = True
+    if done and not pgids:
+        return 0
+    kill_groups(pgids, grace=2.0)
+    for p in paths:
+        if os.path.isdir(p):
+            shutil.rmtree(p, ignore_errors=True)
+        elif os.path.exists(p):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+    return 0
+
+
+# --------------------------------------------------------------------------- PKI
+
+def openssl(*args: str, cwd: str, stdin: bytes | None = None) -> bytes:
+    r = subprocess.run(["openssl", *args], cwd=cwd, input=stdin,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        raise StartupError(f"openssl {' '.join(args)} failed: {r.stderr.decode(errors='replace')}")
+    return r.stdout
+
+
+EXT_ROOT = """basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+"""
+EXT_INTERMEDIATE = """basicConstraints = critical, CA:TRUE, pathlen:0
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid:always
+"""
+EXT_SERVER = """basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid:always
+subjectAltName = {san}
+"""
+EXT_CLIENT = """basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid:always
+"""
+# Minimal `openssl ca` setup, used only for the expired leaf (x509 -req in
+# OpenSSL 3.0 cannot set an arbitrary notBefore/notAfter).
+CA_CONF = """[ ca ]
+default_ca = expired_ca
+[ expired_ca ]
+database = {dir}/ca-index.txt
+new_certs_dir = {dir}
+serial = {dir}/ca-serial
+default_md = sha256
+policy = any_policy
+unique_subject = no
+copy_extensions = none
+[ any_policy ]
+commonName = supplied
+"""
+
+
+def make_pki(work: str) -> dict[str, str]:
+    d = os.path.join(work, "pki")
+    os.makedirs(d)
+
+    def write(name: str, text: str) -> str:
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    ext_root = write("root.ext", EXT_ROOT)
+    ext_inter = write("intermediate.ext", EXT_INTERMEDIATE)
+    ext_server = write("server.ext", EXT_SERVER.format(san="IP:127.0.0.1, DNS:localhost"))
+    ext_other = write("other.ext", EXT_SERVER.format(san="DNS:other.example"))
+    ext_client = write("client.ext", EXT_CLIENT)
+    def key_and_csr(name: str, cn: str) -> None:
+        openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", f"{name}.key", "-subj", f"/O=Courier Tests/CN={cn}", "-out", f"{name}.csr",
+                cwd=d)
+        os.chmod(os.path.join(d, f"{name}.key"), 0o600)
+
+    def sign(name: str, cn: str, ext: str, issuer: str | None, serial: int) -> str:
+        key_and_csr(name, cn)
+        args = ["x509", "-req", "-in", f"{name}.csr", "-out", f"{name}.pem", "-days", "3650",
+                "-sha256", "-set_serial", str(1000 + serial), "-extfile", ext]
+        if issuer is None:
+            args += ["-signkey", f"{name}.key"]
+        else:
+            args += ["-CA", f"{issuer}.pem", "-CAkey", f"{issuer}.key"]
+        openssl(*args, cwd=d)
+        return os.path.join(d, f"{name}.pem")
+
+    def expired() -> None:
+        # Same chain as the leaf, but valid only 2020-01-01 .. 2021-01-01.
+        write("ca.cnf", CA_CONF.format(dir=d))
+        write("ca-index.txt", "")
+        write("ca-serial", "1F00\n")
+        key_and_csr("expired", "127.0.0.1")
+        openssl("ca", "-batch", "-notext", "-config", "ca.cnf", "-cert", "intermediate.pem",
+                "-keyfile", "intermediate.key", "-in", "expired.csr", "-out", "expired.pem",
+                "-startdate", "20200101000000Z", "-enddate", "20210101000000Z",
+                "-extfile", ext_server, cwd=d)
+
+    # Three levels; the certificates within a level are made in parallel.
+    levels: list[list[Callable[[], object]]] = [
+        [  # roots: the trusted one, an independent "attacker" root, the client CA
+            lambda: sign("root", "Courier Test Root CA", ext_root, None, 1),
+            lambda: sign("attacker-root", "Courier Attacker Root CA", ext_root, None, 2),
+            lambda: sign("client-ca", "Courier Test Client CA", ext_root, None, 3),
+        ],
+        [
+            lambda: sign("intermediate", "Courier Test Intermediate CA", ext_inter, "root", 4),
+            # A leaf that is perfect for 127.0.0.1 except that it chains to the attacker root.
+            lambda: sign("attacker-leaf", "127.0.0.1", ext_server, "attacker-root", 5),
+            lambda: sign("client", "courier-test-client", ext_client, "client-ca", 6),
+            lambda: sign("untrusted-client", "courier-untrusted-client", ext_client, "attacker-root", 7),
+        ],
+        [
+            lambda: sign("leaf", "127.0.0.1", ext_server, "intermediate", 8),
+            lambda: sign("wronghost", "other.example", ext_other, "intermediate", 9),
+            expired,
+        ],
+    ]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for level in levels:
+            for fut in [pool.submit(fn) for fn in level]:
+                fut.result()
+
+    def cat(out: str, *names: str) -> str:
+        path = os.path.join(d, out)
+        with open(path, "w") as f:
+            for n in names:
+                with open(os.path.join(d, n)) as src:
+                    f.write(src.read())
+        return path
+
+    cat("leaf-chain.pem", "leaf.pem", "intermediate.pem")
+    cat("wronghost-chain.pem", "wronghost.pem", "intermediate.pem")
+    cat("expired-chain.pem", "expired.pem", "intermediate.pem")
+    cat("client-chain.pem", "client.pem")
+    cat("ca-bundle.pem", "root.pem")
+
+    p = lambda name: os.path.join(d, name)  # noqa: E731
+    return {
+        "dir": d,
+        "ca_bundle": p("ca-bundle.pem"),
+        "root_ca": p("root.pem"),
+        "root_ca_key": p("root.key"),
+        "intermediate_ca": p("intermediate.pem"),
+        "intermediate_ca_key": p("intermediate.key"),
+        "leaf_cert": p("leaf.pem"),
+        "leaf_key": p("leaf.key"),
+        "leaf_chain": p("leaf-chain.pem"),
+        "attacker_ca": p("attacker-root.pem"),
+        "attacker_cert": p("attacker-leaf.pem"),
+        "attacker_key": p("attacker-leaf.key"),
+        "expired_cert": p("expired.pem"),
+        "expired_key": p("expired.key"),
+        "expired_chain": p("expired-chain.pem"),
+        "wronghost_cert": p("wronghost.pem"),
+        "wronghost_key": p("wronghost.key"),
+        "wronghost_chain": p("wronghost-chain.pem"),
+        "client_ca": p("client-ca.pem"),
+        "client_cert": p("client.pem"),
+        "client_key": p("client.key"),
+        "untrusted_client_cert": p("untrusted-client.pem"),
+        "untrusted_client_key": p("untrusted-client.key"),
+    }
+
+
+def spki_pins(pki: dict[str, str]) -> dict[str, str]:
+    """base64(SHA-256(SubjectPublicKeyInfo DER)), the form curl takes after `sha256//`."""
+    import base64
+    out = {}
+    for name, keyfile in (("leaf", "leaf_key"), ("intermediate", "intermediate_ca_key"),
+                          ("root", "root_ca_key"), ("attacker_leaf", "attacker_key"),
+                          ("wronghost", "wronghost_key"), ("expired", "expired_key")):
+        der = openssl("pkey", "-in", pki[keyfile], "-pubout", "-outform", "DER", cwd=pki["dir"])
+        out[name] = base64.b64encode(hashlib.sha256(der).digest()).decode()
+    return out
+
+
+# --------------------------------------------------------------------------- files
+
+def make_files(work: str) -> dict[str, dict]:
+    """Deterministic contents (seeded), so hashes are the same on every run."""
+    d = os.path.join(work, "files")
+    os.makedirs(d)
+    rng = random.Random(0x436F7572)  # "Cour"
+    block = rng.randbytes(1 << 20)
+    files: dict[str, dict] = {}
+
+    def add(name: str, data_blocks, size: int, url: str) -> None:
+        path = os.path.join(d, name)
+        h = hashlib.sha256()
+        with open(path, "wb") as f:
+            for chunk in data_blocks:
+                f.write(chunk)
+                h.update(chunk)
+        assert os.path.getsize(path) == size
+        files[name] = {"path": path, "size": size, "sha256": h.hexdigest(), "url_path": url}
+
+    add("0", [], 0, "/bytes/0")
+    add("1k", [block[:1024]], 1024, "/bytes/1k")
+    add("1m", [block], 1 << 20, "/bytes/1m")
+
+    def big():
+        # Each 1 MiB block is stamped with its index so reordered chunks change the hash.
+        for i in range(64):
+            b = bytearray(block)
+            b[0:8] = i.to_bytes(8, "big")
+            yield bytes(b)
+
+    add("64m", big(), 64 << 20, "/bytes/64m")
+    add("slow", [block[:256 * 1024]], 256 * 1024, "/slow")
+    return files
+
+
+# --------------------------------------------------------------------------- raw upstream
+
+class RawUpstream:
+    """Plain-socket HTTP/1.x upstream that nginx proxies to.
+
+    /truncated[?size=N&send=M]  Content-Length N (1 MiB), sends M (64 KiB) bytes, closes.
+    /stall[?seconds=S]          headers (Content-Length 1024), then nothing for S (30) s.
+    /stall-headers[?seconds=S]  reads the request, sends nothing for S (30) s.
+    /echo                       JSON: method, uri, headers, length, sha256 of the body.
+    /echo/raw                   the request body back, same Content-Type.
+    """
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((HOST, 0))
+        self.sock.listen(256)
+        self.port = self.sock.getsockname()[1]
+        self.stopping = threading.Event()
+        self.block = random.Random(7).randbytes(64 * 1024)
+
+    def start(self) -> None:
+        threading.Thread(target=self._accept_loop, name="raw-upstream", daemon=True).start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def _accept_loop(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle_safely, args=(conn,), daemon=True).start()
+
+    def _handle_safely(self, conn: socket.socket) -> None:
+        try:
+            with conn:
+                self._handle(conn)
+        except OSError:
+            pass
+        except Exception as e:  # keep serving; a test will see the failed request
+            log(f"raw upstream error: {e!r}")
+
+    def _wait(self, conn: socket.socket, seconds: float) -> None:
+        """Sleep up to `seconds`, returning early if the peer closes or we stop."""
+        deadline = time.monotonic() + seconds
+        while not self.stopping.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            r, _, _ = select.select([conn], [], [], min(left, 0.5))
+            if r:
+                try:
+                    if not conn.recv(65536):
+                        return
+                except OSError:
+                    return
+
+    def _handle(self, conn: socket.socket) -> None:
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return
+            buf += chunk
+            if len(buf) > 1 << 20:
+                return
+        head, _, rest = buf.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        method, uri, _version = (lines[0].split(" ") + ["", "", ""])[:3]
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            k, _, v = line.partition(":")
+            headers[k.strip().lower()] = v.strip()
+        url = urlsplit(uri)
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        path = url.path
+
+        def num(name: str, default: float) -> float:
+            try:
+                return float(query.get(name, default))
+            except ValueError:
+                return default
+
+        # Read the body (nginx buffers request bodies and always sends Content-Length).
+        length = int(headers.get("content-length", "0") or "0")
+        h = hashlib.sha256()
+        body_parts: list[bytes] = []
+        keep_body = path == "/echo/raw"
+        got = 0
+        pending = rest
+        while True:
+            if pending:
+                piece = pending[: length - got]
+                got += len(piece)
+                h.update(piece)
+                if keep_body:
+                    body_parts.append(piece)
+            if got >= length:
+                break
+            pending = conn.recv(min(1 << 20, length - got))
+            if not pending:
+                break
+
+        if path == "/truncated":
+            size, send = int(num("size", 1 << 20)), int(num("send", 64 * 1024))
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                         + f"Content-Length: {size}\r\nConnection: close\r\n\r\n".encode())
+            sent = 0
+            while sent < send:
+                n = min(len(self.block), send - sent)
+                conn.sendall(self.block[:n])
+                sent += n
+            time.sleep(0.05)  # let nginx forward the bytes before it sees the close
+            conn.shutdown(socket.SHUT_RDWR)
+        elif path == "/stall":
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                         b"Content-Length: 1024\r\nConnection: close\r\n\r\n")
+            self._wait(conn, num("seconds", 30))
+        elif path == "/stall-headers":
+            self._wait(conn, num("seconds", 30))
+        elif path == "/echo/raw":
+            body = b"".join(body_parts)
+            ctype = headers.get("content-type", "application/octet-stream")
+            conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
+                         "Connection: close\r\n\r\n".encode("latin-1") + body)
+        elif path.startswith("/echo"):
+            payload = json.dumps({
+                "method": method, "uri": uri, "headers": headers,
+                "length": got, "sha256": h.hexdigest(),
+            }).encode()
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         + f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode()
+                         + payload)
+        else:
+            conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+
+# --------------------------------------------------------------------------- nginx
+
+NGINX_SERVERS = ["http", "https", "mtls", "attacker", "expired", "wronghost", "tls12"]
+
+
+def find_nginx() -> str | None:
+    found = shutil.which("nginx")
+    if found:
+        return found
+    for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/local/nginx/sbin/nginx"):
+        if os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def nginx_version(binary: str) -> tuple[int, ...]:
+    out = subprocess.run([binary, "-v"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT).stdout.decode()
+    try:
+        return tuple(int(x) for x in out.split("/")[1].split()[0].split("."))
+    except (IndexError, ValueError):
+        return (1, 22, 0)
+
+
+def nginx_conf(ctx: "Context", ports: dict[str, int], version: tuple[int, ...]) -> str:
+    w = ctx.work
+    pki = ctx.pki
+    files_dir = os.path.join(w, "files")
+    raw = ctx.upstream.port
+    httpbin = ctx.ports.get("httpbin", {}).get("http")
+    # `listen ... http2` is deprecated from 1.25.1 in favour of `http2 on;`.
+    new_h2 = version >= (1, 25, 1)
+
+    def locations(https_port: int | None) -> str:
+        loc = f"""
+        location = / {{ default_type text/plain; return 200 "courier test server\\n"; }}
+        location /bytes/ {{
+            alias {files_dir}/;
+            types {{ }}
+            default_type application/octet-stream;
+        }}
+        location = /slow {{
+            alias {files_dir}/slow;
+            types {{ }}
+            default_type application/octet-stream;
+            limit_rate 64k;
+        }}
+        location = /truncated {{
+            proxy_pass http://courier_raw;
+            proxy_buffering off;
+        }}
+        location ~ ^/stall(-headers)?$ {{
+            proxy_pass http://courier_raw;
+            proxy_buffering off;
+            proxy_read_timeout 1h;
+            proxy_send_timeout 1h;
+        }}
+        location /echo {{
+            proxy_pass http://courier_raw;
+            proxy_set_header Host $http_host;
+            proxy_set_header X-Courier-Protocol $server_protocol;
+            proxy_request_buffering on;
+            proxy_buffering off;
+            proxy_read_timeout 1h;
+        }}
+        location = /redirect/same-origin {{ return 302 /httpbin/headers; }}
+        location = /redirect/to-http {{ return 302 http://{HOST}:{ports['http']}/httpbin/headers; }}
+        location = /redirect/to-https {{ return 302 https://{HOST}:{ports['https']}/httpbin/headers; }}
+        location = /redirect/cross-origin {{ return 302 https://localhost:{ports['https']}/httpbin/headers; }}
+        location = /redirect/to-attacker {{ return 302 https://{HOST}:{ports['attacker']}/httpbin/headers; }}
+"""
+        if httpbin:
+            loc += f"""
+        location /httpbin/ {{
+            proxy_pass http://courier_httpbin/;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $http_host;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            proxy_read_timeout 1h;
+        }}
+"""
+        return loc
+
+    def server(name: str, tls: dict | None) -> str:
+        port = ports[name]
+        if tls is None:
+            listen = f"listen {HOST}:{port};"
+            ssl = ""
+        else:
+            listen = f"listen {HOST}:{port} ssl http2;" if not new_h2 else f"listen {HOST}:{port} ssl;\n        http2 on;"
+            ssl = f"""
+        ssl_certificate {tls['cert']};
+        ssl_certificate_key {tls['key']};
+        ssl_protocols {tls.get('protocols', 'TLSv1.2 TLSv1.3')};
+"""
+            if tls.get("client_ca"):
+                ssl += f"""        ssl_client_certificate {tls['client_ca']};
+        ssl_verify_client on;
+        ssl_verify_depth 2;
+"""
+        return f"""
+    server {{
+        {listen}
+        server_name _;
+        access_log {ctx.access_logs[name]} courier;
+{ssl}{locations(port)}
+    }}
+"""
+
+    servers = [
+        server("http", None),
+        server("https", {"cert": pki["leaf_chain"], "key": pki["leaf_key"]}),
+        server("mtls", {"cert": pki["leaf_chain"], "key": pki["leaf_key"], "client_ca": pki["client_ca"]}),
+        server("attacker", {"cert": pki["attacker_cert"], "key": pki["attacker_key"]}),
+        server("expired", {"cert": pki["expired_chain"], "key": pki["expired_key"]}),
+        server("wronghost", {"cert": pki["wronghost_chain"], "key": pki["wronghost_key"]}),
+        server("tls12", {"cert": pki["leaf_chain"], "key": pki["leaf_key"], "protocols": "TLSv1.2"}),
+    ]
+    tmp = os.path.join(w, "nginx-tmp")
+    user = "user root root;\n" if os.geteuid() == 0 else ""
+    httpbin_upstream = (f"    upstream courier_httpbin {{ server {HOST}:{httpbin}; keepalive 16; }}\n"
+                        if httpbin else "")
+    return f"""# generated by Tests/Servers/serve.py
+{user}worker_processes 1;
+master_process on;
+daemon off;
+pid {w}/nginx.pid;
+error_log {w}/logs/nginx-error.log info;
+
+events {{
+    worker_connections 4096;
+}}
+
+http {{
+    default_type application/octet-stream;
+    types {{
+        text/plain txt;
+        application/json json;
+    }}
+    sendfile on;
+    tcp_nopush on;
+    tcp_nodelay on;
+    keepalive_timeout 75s;
+    keepalive_requests 100000;
+    client_max_body_size 0;
+    absolute_redirect off;
+    server_tokens off;
+
+    client_body_temp_path {tmp}/body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+
+    map $http_authorization $courier_authorization {{ "" "no"; default "yes"; }}
+    log_format courier escape=json '{{"time":"$time_iso8601","remote_port":"$remote_port",'
+        '"method":"$request_method","uri":"$request_uri","protocol":"$server_protocol",'
+        '"status":$status,"bytes_sent":$bytes_sent,"body_bytes_sent":$body_bytes_sent,'
+        '"request_length":$request_length,"request_time":$request_time,'
+        '"connection":$connection,"connection_requests":$connection_requests,'
+        '"completion":"$request_completion","ssl_protocol":"$ssl_protocol",'
+        '"ssl_client_verify":"$ssl_client_verify","ssl_client_subject":"$ssl_client_s_dn",'
+        '"authorization":"$courier_authorization","user_agent":"$http_user_agent"}}';
+
+    ssl_session_cache shared:courier_ssl:1m;
+
+    upstream courier_raw {{ server {HOST}:{raw}; }}
+{httpbin_upstream}{''.join(servers)}}}
+"""
+
+
+# --------------------------------------------------------------------------- services
+
+@dataclass
+class Context:
+    """What a launcher can use. Ports of every service are picked before any starts."""
+    work: str
+    ports: dict[str, dict[str, int]]
+    pki: dict[str, str] = field(default_factory=dict)
+    access_logs: dict[str, str] = field(default_factory=dict)
+    upstream: RawUpstream | None = None
+    args: argparse.Namespace | None = None
+
+    def log_file(self, name: str) -> str:
+        return os.path.join(self.work, "logs", f"{name}.log")
+
+
+@dataclass
+class Launch:
+    argv: list[str]
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+
+
+@dataclass
+class ServiceSpec:
+    """One supervised service.
+
+    name:      key in the ready file's "services"
+    ports:     names of the ports to allocate (each gets a free 127.0.0.1 port)
+    launch:    builds the command line from the Context (ctx.ports[name][port])
+    required:  if False, a failure to start is reported in the ready file's
+               "errors" instead of failing the whole start-up
+    available: returns None if the service can run here, else why not (skipped
+               silently when optional, an error when required)
+    stop_signal: sent to the process group to stop it (SIGKILL follows after 3 s)
+    probe:     port name -> HTTP path; that port counts as ready only once a GET of
+               the path answers with a status < 500 (else: once it accepts a connection)
+    info:      extra keys for this service's entry in the ready file
+    urls:      entries for the ready file's "urls" (TestServers.swift reads
+               nginx_*, httpbin, oauth, gateway from there)
+    """
+    name: str
+    ports: list[str]
+    launch: Callable[[Context], Launch]
+    required: bool = True
+    available: Callable[[], str | None] = lambda: None
+    probe: dict[str, str] = field(default_factory=dict)
+    stop_signal: int = signal.SIGTERM
+    info: Callable[[Context], dict] = lambda ctx: {}
+    urls: Callable[[Context], dict[str, str]] = lambda ctx: {}
+
+
+def _need_module(*mods: str) -> Callable[[], str | None]:
+    def check() -> str | None:
+        missing = [m for m in mods if importlib.util.find_spec(m) is None]
+        if missing:
+            return (f"python module(s) {', '.join(missing)} not installed for {sys.executable}: "
+                    "run scripts/bootstrap.sh")
+        return None
+    return check
+
+
+def _gunicorn_extra_args() -> list[str]:
+    # Newer gunicorn opens a control socket at ~/.gunicorn/gunicorn.ctl by
+    # default; two test processes would fight over it.
+    spec = importlib.util.find_spec("gunicorn")
+    try:
+        cfg = os.path.join(os.path.dirname(spec.origin), "config.py")  # type: ignore[union-attr]
+        with open(cfg) as f:
+            if "no-control-socket" in f.read():
+                return ["--no-control-socket"]
+    except (OSError, AttributeError, TypeError):
+        pass
+    return []
+
+
+def launch_httpbin(ctx: Context) -> Launch:
+    port = ctx.ports["httpbin"]["http"]
+    return Launch(
+        argv=[sys.executable, "-m", "gunicorn", "-b", f"{HOST}:{port}",
+              "-w", "2", "-k", "gthread", "--threads", "16",
+              "--timeout", "120", "--graceful-timeout", "1", "--keep-alive", "75",
+              "--log-level", "warning", *_gunicorn_extra_args(), "httpbin:app"],
+        cwd=ctx.work,
+    )
+
+
+def launch_nginx(ctx: Context) -> Launch:
+    binary = find_nginx()
+    assert binary
+    ports = ctx.ports["nginx"]
+    for name in NGINX_SERVERS:
+        ctx.access_logs[name] = os.path.join(ctx.work, "logs", f"access-{name}.log")
+        open(ctx.access_logs[name], "a").close()
+    for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        os.makedirs(os.path.join(ctx.work, "nginx-tmp", sub), exist_ok=True)
+    conf = os.path.join(ctx.work, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(nginx_conf(ctx, ports, nginx_version(binary)))
+    return Launch(argv=[binary, "-p", ctx.work, "-c", conf, "-e", os.path.join(ctx.work, "logs", "nginx-error.log")],
+                  cwd=ctx.work)
+
+
+def nginx_info(ctx: Context) -> dict:
+    return {
+        "access_logs": dict(ctx.access_logs),
+        "error_log": os.path.join(ctx.work, "logs", "nginx-error.log"),
+        "config": os.path.join(ctx.work, "nginx.conf"),
+    }
+
+
+def launch_oauth(ctx: Context) -> Launch:
+    p = ctx.ports["oauth"]
+    lifetime = os.environ.get("COURIER_OAUTH_TOKEN_LIFETIME", "3600")
+    env = dict(os.environ)
+    # Everything else it may want (TLS material, a scratch dir) without new flags.
+    env.update({
+        "COURIER_SERVERS_WORK_DIR": ctx.work,
+        "COURIER_TLS_CERT_CHAIN": ctx.pki.get("leaf_chain", ""),
+        "COURIER_TLS_KEY": ctx.pki.get("leaf_key", ""),
+        "COURIER_TLS_CA_BUNDLE": ctx.pki.get("ca_bundle", ""),
+    })
+    return Launch(
+        argv=[sys.executable, OAUTH_SERVER, "--port", str(p["oauth"]),
+              "--gateway-port", str(p["gateway"]), "--token-lifetime", lifetime],
+        env=env, cwd=os.path.dirname(OAUTH_SERVER),
+    )
+
+
+def _url(scheme: str, port: int) -> str:
+    return f"{scheme}://{HOST}:{port}"
+
+
+# The hook for more services: add a ServiceSpec here. Launch order = list order.
+SERVICES: list[ServiceSpec] = [
+    ServiceSpec("httpbin", ["http"], launch_httpbin,
+                available=_need_module("httpbin", "gunicorn", "flask"),
+                probe={"http": "/status/204"},
+                stop_signal=signal.SIGKILL,  # gunicorn takes ~0.5 s on any other signal; no state to save
+                urls=lambda ctx: {"httpbin": _url("http", ctx.ports["httpbin"]["http"])}),
+    ServiceSpec("nginx", NGINX_SERVERS, launch_nginx,
+                available=lambda: None if find_nginx() else "nginx not found: run scripts/bootstrap.sh",
+                info=nginx_info,
+                urls=lambda ctx: {f"nginx_{name}": _url("http" if name == "http" else "https", port)
+                                  for name, port in ctx.ports["nginx"].items()}),
+    ServiceSpec("oauth", ["oauth", "gateway"], launch_oauth, required=False,
+                available=lambda: None if os.path.exists(OAUTH_SERVER) else f"{OAUTH_SERVER} does not exist",
+                urls=lambda ctx: {"oauth": _url("http", ctx.ports["oauth"]["oauth"]),
+                                  "gateway": _url("http", ctx.ports["oauth"]["gateway"])}),
+]
+
+
+# --------------------------------------------------------------------------- supervisor
+
+def free_ports(n: int) -> list[int]:
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((HOST, 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def port_open(port: int) -> bool:
+    try:
+        with socket.create_connection((HOST, port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+def http_ok(port: int, path: str) -> bool:
+    import http.client
+    try:
+        conn = http.client.HTTPConnection(HOST, port, timeout=2)
+        conn.request("GET", path)
+        status = conn.getresponse().status
+        conn.close()
+        return status < 500
+    except (OSError, http.client.HTTPException):
+        return False
+
+
+def tail(path: str, n: int = 30) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return ""
+
+
+@dataclass
+class Running:
+    spec: ServiceSpec
+    proc: subprocess.Popen
+    log_path: str
+    log_handle: object
+
+
+class Supervisor:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.running: list[Running] = []
+        self.errors: dict[str, str] = {}
+        self.stop_event = threading.Event()
+        self.janitor: subprocess.Popen | None = None
+        self.work = ""
+        self.ctx: Context | None = None
+        self.upstream: RawUpstream | None = None
+        self.specs: list[ServiceSpec] = []
+        self.started = False
+
+    # -- janitor
+    def tell_janitor(self, line: str) -> None:
+        if self.janitor and self.janitor.stdin:
+            try:
+                self.janitor.stdin.write((line + "\n").encode())
+                self.janitor.stdin.flush()
+            except (BrokenPipeError, OSError):
+                pass
+
+    def start(self) -> None:
+        t0 = time.monotonic()
+        only = set(self.args.only.split(",")) if self.args.only else None
+        self.specs = []
+        for spec in SERVICES:
+            if only is not None and spec.name not in only:
+                continue
+            why = spec.available()
+            if why:
+                if spec.required:
+                    raise StartupError(why)
+                log(f"skipping {spec.name}: {why}")
+                continue
+            self.specs.append(spec)
+        if shutil.which("openssl") is None:
+            raise StartupError("openssl not found: run scripts/bootstrap.sh")
+
+        self.janitor = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--janitor"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
+        self.work = tempfile.mkdtemp(prefix="courier-servers-")
+        if not self.args.keep:
+            self.tell_janitor(f"path {self.work}")
+        if self.args.ready_file:
+            self.tell_janitor(f"path {os.path.abspath(self.args.ready_file)}")
+        os.makedirs(os.path.join(self.work, "logs"))
+
+        self.upstream = RawUpstream()
+        self.ctx = Context(work=self.work, ports={}, upstream=self.upstream, args=self.args)
+
+        # httpbin does not need the PKI; start it first, it takes longest to import.
+        for attempt in range(3):
+            self._pick_ports()
+            early = [s for s in self.specs if s.name == "httpbin"]
+            for spec in early:
+                self._launch(spec)
+            if not self.ctx.pki:
+                # No Popen with preexec_fn may run while these threads do.
+                t1 = time.monotonic()
+                with ThreadPoolExecutor(max_workers=1) as pool:
+                    files = pool.submit(make_files, self.work)
+                    self.ctx.pki = make_pki(self.work)
+                    self.pins = spki_pins(self.ctx.pki)
+                    self.files = files.result()
+                log(f"PKI and files in {time.monotonic() - t1:.2f}s")
+            for spec in self.specs:
+                if spec not in early:
+                    self._launch(spec)
+            try:
+                self._wait_ready()
+                break
+            except StartupError as e:
+                if "Address already in use" in str(e) and attempt < 2:
+                    log(f"port race, retrying: {e}")
+                    self._stop_children()
+                    continue
+                raise
+        self.upstream.start()
+        self.startup_seconds = time.monotonic() - t0
+        log(f"ready in {self.startup_seconds:.2f}s")
+
+    def _pick_ports(self) -> None:
+        assert self.ctx
+        wanted = [(s.name, p) for s in self.specs for p in s.ports]
+        ports = free_ports(len(wanted))
+        self.ctx.ports = {}
+        for (svc, name), port in zip(wanted, ports):
+            self.ctx.ports.setdefault(svc, {})[name] = port
+
+    def _launch(self, spec: ServiceSpec) -> None:
+        assert self.ctx
+        launch = spec.launch(self.ctx)
+        log_path = self.ctx.log_file(spec.name)
+        fh = open(log_path, "ab")
+        proc = subprocess.Popen(
+            launch.argv, stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT,
+            env=launch.env, cwd=launch.cwd or self.work,
+            start_new_session=True, preexec_fn=_child_preexec(os.getpid()))
+        self.tell_janitor(f"pgid {proc.pid}")
+        self.running.append(Running(spec, proc, log_path, fh))
+
+    def _wait_ready(self) -> None:
+        assert self.ctx
+        deadline = time.monotonic() + READY_TIMEOUT
+        pending = {r.spec.name: list(self.ctx.ports[r.spec.name]) for r in self.running}
+        while pending:
+            for r in list(self.running):
+                name = r.spec.name
+                if name not in pending:
+                    continue
+                if r.proc.poll() is not None:
+                    msg = (f"{name} exited with status {r.proc.returncode} before it was ready; "
+                           f"log {r.log_path}:\n{tail(r.log_path)}")
+                    if name == "nginx":
+                        msg += tail(os.path.join(self.work, "logs", "nginx-error.log"))
+                    if r.spec.required:
+                        raise StartupError(msg)
+                    log(msg)
+                    self.errors[name] = msg
+                    self._reap(r)
+                    del pending[name]
+                    continue
+                ports = self.ctx.ports[name]
+                pending[name] = [
+                    p for p in pending[name]
+                    if not (port_open(ports[p]) and (p not in r.spec.probe or http_ok(ports[p], r.spec.probe[p])))
+                ]
+                if not pending[name]:
+                    del pending[name]
+            if not pending:
+                break
+            if time.monotonic() > deadline:
+                raise StartupError(f"timed out after {READY_TIMEOUT}s waiting for {sorted(pending)}: "
+                                   + " | ".join(tail(r.log_path, 10) for r in self.running
+                                                if r.spec.name in pending))
+            time.sleep(0.03)
+
+    def _reap(self, r: Running) -> None:
+        self.running.remove(r)
+        kill_groups([r.proc.pid], grace=1.0, reap=r.proc.poll, signals={r.proc.pid: r.spec.stop_signal})
+        try:
+            r.proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            pass
+        self.tell_janitor(f"release {r.proc.pid}")
+        try:
+            r.log_handle.close()  # type: ignore[attr-defined]
+        except OSError:
+            pass
+
+    def _stop_children(self) -> None:
+        running = list(self.running)
+        kill_groups([r.proc.pid for r in running], grace=3.0,
+                    reap=lambda: [r.proc.poll() for r in running],
+                    signals={r.proc.pid: r.spec.stop_signal for r in running})
+        for r in running:
+            try:
+                r.proc.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                pass
+            self.tell_janitor(f"release {r.proc.pid}")
+            try:
+                r.log_handle.close()  # type: ignore[attr-defined]
+            except OSError:
+                pass
+        self.running = []
+
+    def ready_document(self) -> dict:
+        assert self.ctx
+        services = {}
+        for r in self.running:
+            services[r.spec.name] = {
+                "ports": self.ctx.ports[r.spec.name],
+                "pid": r.proc.pid,
+                "log": r.log_path,
+                **r.spec.info(self.ctx),
+            }
+        services["upstream"] = {"ports": {"raw": self.upstream.port}, "pid": os.getpid()}  # type: ignore[union-attr]
+        urls: dict[str, str] = {}
+        for r in self.running:
+            urls.update(r.spec.urls(self.ctx))
+        return {
+            "version": SCHEMA_VERSION,
+            "pid": os.getpid(),
+            "host": HOST,
+            "work_dir": self.work,
+            "startup_seconds": round(self.startup_seconds, 3),
+            "services": services,
+            "urls": urls,
+            "access_logs": dict(self.ctx.access_logs),
+            "pki": {k: v for k, v in self.ctx.pki.items() if k != "dir"},
+            "pins": self.pins,
+            "files": self.files,
+            "errors": self.errors,
+        }
+
+    def write_ready(self) -> None:
+        path = os.path.abspath(self.args.ready_file)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.tmp.{os.getpid()}"
+        with open(tmp, "w") as f:
+            json.dump(self.ready_document(), f, indent=2, sort_keys=True)
+            f.write("\n")
+        os.replace(tmp, path)
+
+    def watch_stdin(self) -> None:
+        def run() -> None:
+            try:
+                while os.read(0, 4096):
+                    pass
+            except OSError:
+                pass
+            log("stdin closed; shutting down")
+            self.stop_event.set()
+        threading.Thread(target=run, name="stdin-watch", daemon=True).start()
+
+    def run(self) -> None:
+        reported: set[int] = set()
+        while not self.stop_event.wait(0.25):
+            for r in self.running:
+                if r.proc.poll() is not None and r.proc.pid not in reported:
+                    reported.add(r.proc.pid)
+                    log(f"{r.spec.name} exited unexpectedly with status {r.proc.returncode}; "
+                        f"log {r.log_path}:\n{tail(r.log_path, 10)}")
+
+    def stop(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        t0 = time.monotonic()
+        self._stop_children()
+        log(f"children stopped in {time.monotonic() - t0:.2f}s")
+        if self.upstream:
+            self.upstream.stop()
+        if self.args.ready_file:
+            try:
+                os.unlink(self.args.ready_file)
+            except OSError:
+                pass
+        if self.started:
+            for path in self.args.remove_on_exit:
+                if os.path.isdir(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                elif os.path.lexists(path):
+                    os.unlink(path)
+        if self.work and not self.args.keep:
+            shutil.rmtree(self.work, ignore_errors=True)
+        elif self.work:
+            log(f"kept work dir {self.work}")
+        if self.janitor:
+            self.tell_janitor("done")
+            try:
+                self.janitor.stdin.close()  # type: ignore[union-attr]
+                self.janitor.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+
+
+def main() -> int:
+    # Drop every inherited descriptor but stdio. Foundation's Process on Linux can
+    # leak the write end of our own stdin pipe into us, and then EOF never comes.
+    try:
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+    except (OSError, ValueError):
+        pass
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ready-file", help="where to write the JSON once every port accepts connections")
+    ap.add_argument("--only", help="comma-separated services to start (default: all available): "
+                    + ",".join(s.name for s in SERVICES))
+    ap.add_argument("--keep", action="store_true", help="keep the work dir on exit")
+    ap.add_argument("--remove-on-exit", action="append", default=[], metavar="PATH",
+                    help="also remove PATH (file or dir) on exit, once start-up has succeeded "
+                         "(on a failed start it is left for the caller to read)")
+    ap.add_argument("--no-stdin", action="store_true", help="do not stop on stdin EOF (manual runs)")
+    ap.add_argument("--janitor", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.janitor:
+        return janitor_main()
+    if not args.ready_file:
+        ap.error("--ready-file is required")
+
+    def on_signal(signum, _frame):
+        raise Shutdown(signal.Signals(signum).name)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+
+    sup = Supervisor(args)
+    status = 0
+    try:
+        sup.start()
+        if not args.no_stdin:
+            sup.watch_stdin()
+        for path in args.remove_on_exit:
+            sup.tell_janitor(f"path {os.path.abspath(path)}")
+        sup.write_ready()
+        sup.started = True
+        print(f"READY {os.path.abspath(args.ready_file)}", flush=True)
+        sup.run()
+    except Shutdown as s:
+        log(f"got {s}; shutting down")
+    except StartupError as e:
+        log(f"start-up failed: {e}")
+        status = 3
+    except Exception as e:  # noqa: BLE001
+        log(f"internal error: {e!r}")
+        status = 4
+        import traceback
+        traceback.print_exc()
+    finally:
+        sup.stop()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
