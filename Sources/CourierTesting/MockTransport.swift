@@ -32,7 +32,7 @@ public final class MockTransport: Transport {
         var scripted: [Result<Response, any Error>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
     private let responder: Responder?
 
     /// Creates a mock that answers every request with `responder`.

@@ -17,7 +17,7 @@ final class ResponseBodyStream: Sendable {
         var waiter: CheckedContinuation<Data?, any Error>?
     }
 
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
     private let highWater: Int
     private let onDrained: @Sendable () -> Void
     private let onCancel: @Sendable () -> Void

@@ -28,7 +28,7 @@ public actor Session {
     private nonisolated let pipeline: Middleware.Next
     private nonisolated let ownsTransport: Bool
     private nonisolated let userAgent: String
-    private nonisolated let registry = Mutex<Registry>(Registry())
+    private nonisolated let registry = LockedBox<Registry>(Registry())
 
     private struct Registry {
         var tasks: [NetworkTask.ID: NetworkTask] = [:]

@@ -47,13 +47,13 @@ public final class NetworkTask: Sendable, Identifiable {
     /// The request as the caller gave it.
     public let request: HTTPRequest
     let control: TransferControl
-    private let locked_state: Mutex<State>
+    private let locked_state: LockedBox<State>
 
     init(id: ID, request: HTTPRequest, control: TransferControl) {
         self.id = id
         self.request = request
         self.control = control
-        self.locked_state = Mutex(State())
+        self.locked_state = LockedBox(State())
     }
 
     /// Creates a task whose control reports progress to it.
@@ -210,7 +210,7 @@ public final class NetworkTask: Sendable, Identifiable {
 
 /// Breaks the cycle between a task and the progress handler of its control.
 private final class WeakBox: Sendable {
-    private let reference = Mutex<Weak>(Weak())
+    private let reference = LockedBox<Weak>(Weak())
 
     private struct Weak {
         weak var task: NetworkTask?

@@ -25,7 +25,7 @@ final class RequestBodyWriter: Sendable {
         case failed(any Error)
     }
 
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
     private let limit: Int
     private let onDataAvailable: @Sendable () -> Void
 

@@ -15,7 +15,7 @@ public final class TransferControl: Sendable {
         var pauseHandler: (@Sendable (Bool) -> Void)?
     }
 
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
     private let progressHandler: ProgressHandler?
 
     /// Creates a control.

@@ -2,7 +2,7 @@ import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
-import Synchronization
+
 import Testing
 
 /// The middleware chain: order, request and response filters, restarts.

@@ -1,7 +1,7 @@
 import Courier
 import Foundation
 import HTTPTypes
-import Synchronization
+
 import Testing
 
 /// Observable tasks: suspend, resume, cancel, and Swift task cancellation.
@@ -113,7 +113,7 @@ struct NetworkTaskTests {
 
 /// The latest progress seen, shared between a watcher task and the test.
 final class ProgressRecorder: Sendable {
-    private let value = Mutex<Int64>(0)
+    private let value = LockedBox<Int64>(0)
     func record(_ bytes: Int64) { value.withLock { $0 = bytes } }
     var latest: Int64 { value.withLock { $0 } }
 }

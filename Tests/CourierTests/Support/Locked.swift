@@ -1,16 +1,8 @@
-import Synchronization
+import Courier
 
-/// A shareable box around a `Mutex`, for test doubles that several tasks touch.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
+/// A shareable lock-guarded value for test doubles that several tasks touch.
+typealias Locked = LockedBox
 
-    init(_ value: Value) {
-        mutex = Mutex(value)
-    }
-
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
-        mutex.withLock { body(&$0) }
-    }
-
+extension LockedBox {
     var value: Value { withLock { $0 } }
 }

@@ -2,7 +2,7 @@ import Courier
 import Foundation
 import HTTPTypes
 import Logging
-import Synchronization
+
 
 /// Sessions wired to the suite's servers.
 enum SessionFactory {
@@ -41,12 +41,12 @@ func residentMemoryBytes() -> Int {
 
 /// A log handler that keeps every line, for tests that read what was logged.
 final class CapturingLogHandler: LogHandler, Sendable {
-    private let lines: Mutex<[String]>
-    private let storedLevel: Mutex<Logger.Level>
+    private let lines: LockedBox<[String]>
+    private let storedLevel: LockedBox<Logger.Level>
 
     init() {
-        lines = Mutex([])
-        storedLevel = Mutex(.trace)
+        lines = LockedBox([])
+        storedLevel = LockedBox(.trace)
     }
 
     var captured: [String] { lines.withLock { $0 } }

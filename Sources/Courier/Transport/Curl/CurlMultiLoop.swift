@@ -31,7 +31,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     }()
 
     private let multi: UnsafeMutableRawPointer
-    private let inbox = Mutex(Inbox())
+    private let inbox = LockedBox(Inbox())
     private let activeCount = Atomic<Int>(0)
     private let handleCount = Atomic<Int>(0)
     let configuration: CurlTransport.Configuration

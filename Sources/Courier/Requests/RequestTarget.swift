@@ -1,0 +1,137 @@
+/// The parsed and checked ``ResourceRequest/path``: relative, or an absolute HTTP(S) URL
+/// split into scheme, authority, and path with query.
+struct RequestTarget: Equatable {
+    /// `http` or `https` for an absolute URL; `nil` for a path relative to the base URL.
+    var scheme: String?
+    /// `host[:port]` for an absolute URL.
+    var authority: String?
+    /// The path and query, as sent.
+    var pathAndQuery: String
+
+    /// Parses and checks a request's path.
+    ///
+    /// - Throws: ``RequestError/invalidPath`` when the path is empty, protocol-relative
+    ///   (`//host`), has a scheme other than HTTP(S), credentials, a fragment, or a byte
+    ///   that must be percent-encoded (space, control, non-ASCII, `"<>[\]^{|}` and backtick).
+    init(_ path: String) throws {
+        guard !path.isEmpty else { throw RequestError(kind: .invalidPath, message: "the path is empty") }
+        if let absolute = try Self.absoluteParts(of: path) {
+            scheme = absolute.scheme
+            authority = absolute.authority
+            pathAndQuery = absolute.pathAndQuery
+        } else {
+            guard !path.hasPrefix("//") else {
+                throw RequestError(kind: .invalidPath, message: "the path \(path) names a host; give an absolute URL instead")
+            }
+            scheme = nil
+            authority = nil
+            pathAndQuery = path
+        }
+        try Self.checkPathAndQuery(pathAndQuery)
+    }
+
+    /// The parts of an absolute URL, or `nil` when `target` has no scheme.
+    ///
+    /// - Throws: ``RequestError/invalidPath`` for a scheme other than HTTP(S), a missing or
+    ///   malformed authority, or credentials in it.
+    static func absoluteParts(of target: String) throws -> (scheme: String, authority: String, pathAndQuery: String)? {
+        guard let colon = target.firstIndex(of: ":"),
+            !target[..<colon].contains(where: { $0 == "/" || $0 == "?" || $0 == "#" }),
+            isScheme(target[..<colon])
+        else { return nil }
+        let scheme = target[..<colon].lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            throw RequestError(kind: .invalidPath, message: "only http and https URLs are supported, not \(scheme)")
+        }
+        let rest = target[target.index(after: colon)...]
+        guard rest.hasPrefix("//") else {
+            throw RequestError(kind: .invalidPath, message: "the URL \(target) has no authority")
+        }
+        let afterSlashes = rest.dropFirst(2)
+        let end = afterSlashes.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterSlashes.endIndex
+        let authority = String(afterSlashes[..<end])
+        try checkAuthority(authority)
+        var pathAndQuery = String(afterSlashes[end...])
+        if !pathAndQuery.hasPrefix("/") { pathAndQuery = "/" + pathAndQuery }
+        return (scheme, authority, pathAndQuery)
+    }
+
+    /// RFC 3986: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.
+    private static func isScheme(_ text: Substring) -> Bool {
+        guard let first = text.utf8.first, isLetter(first) else { return false }
+        return text.utf8.allSatisfy {
+            isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+        }
+    }
+
+    private static func checkAuthority(_ authority: String) throws {
+        guard !authority.isEmpty else { throw RequestError(kind: .invalidPath, message: "the URL has an empty host") }
+        guard !authority.contains("@") else {
+            throw RequestError(kind: .invalidPath, message: "credentials in a URL are not allowed; Courier sends credentials itself")
+        }
+        let allowed = authority.utf8.allSatisfy {
+            PercentEncoding.isUnreserved($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]")
+        }
+        var host = Substring(authority)
+        var port: Substring?
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else {
+                throw RequestError(kind: .invalidPath, message: "the host \(authority) has an unclosed bracket")
+            }
+            let after = host[host.index(after: close)...]
+            if after.hasPrefix(":") { port = after.dropFirst() } else if !after.isEmpty { port = after }
+            host = host[...close]
+        } else if let colon = host.firstIndex(of: ":") {
+            port = host[host.index(after: colon)...]
+            host = host[..<colon]
+        }
+        let portIsValid = port.map { !$0.isEmpty && $0.count <= 5 && $0.utf8.allSatisfy(isDigit) && Int($0)! <= 65535 } ?? true
+        guard allowed, !host.isEmpty, portIsValid, !host.dropFirst().dropLast().contains(where: { $0 == "[" || $0 == "]" }) else {
+            throw RequestError(kind: .invalidPath, message: "the host and port \(authority) are malformed")
+        }
+    }
+
+    /// Checks that every byte may appear in a request target (RFC 3986 `pchar`, `/`, `?`,
+    /// and `%` followed by two hex digits).
+    private static func checkPathAndQuery(_ target: String) throws {
+        let bytes = Array(target.utf8)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "#") {
+                throw RequestError(kind: .invalidPath, message: "the path \(target) has a fragment, which is never sent")
+            }
+            if byte == UInt8(ascii: "%") {
+                guard index + 2 < bytes.count, isHexDigit(bytes[index + 1]), isHexDigit(bytes[index + 2]) else {
+                    throw RequestError(kind: .invalidPath, message: "the path \(target) has a `%` not followed by two hex digits")
+                }
+                index += 3
+                continue
+            }
+            guard PercentEncoding.isUnreserved(byte) || isPathDelimiter(byte) else {
+                throw RequestError(
+                    kind: .invalidPath,
+                    message: "the path \(target) has a character that must be percent-encoded (byte 0x\(String(byte, radix: 16)))"
+                )
+            }
+            index += 1
+        }
+    }
+
+    /// RFC 3986 sub-delims, `:`, `@`, `/` and `?`.
+    private static func isPathDelimiter(_ byte: UInt8) -> Bool {
+        "!$&'()*+,;=:@/?".utf8.contains(byte)
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
+    }
+}
