@@ -29,7 +29,14 @@ let package = Package(
             ]
         ),
         .target(name: "CourierTesting", dependencies: ["Courier"]),
-        .executableTarget(name: "CourierDemo", dependencies: ["Courier", .product(name: "HTTPTypes", package: "swift-http-types")]),
+        .executableTarget(
+            name: "CourierDemo",
+            dependencies: [
+                "Courier",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "CourierTests",
             dependencies: [

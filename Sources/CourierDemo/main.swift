@@ -1,17 +1,106 @@
 import Courier
 import Foundation
 import HTTPTypes
+import Logging
 
-let port = CommandLine.arguments[1]
-let session = Session(configuration: .init(baseURL: URL(string: "http://127.0.0.1:\(port)")!))
-let response = try await session.send(HTTPRequest(method: .get, path: "/Package.swift"))
-print(response.status, response.data.count, response.metrics as Any)
-let r2 = try await session.send(HTTPRequest(method: .get, path: "/Package.swift"))
-print(r2.status, r2.headerFields, r2.metrics!.isConnectionReused)
-await withTaskGroup(of: Int.self) { group in
-    for _ in 0..<50 { group.addTask { (try? await session.send(HTTPRequest(method: .get, path: "/Package.swift")).data.count) ?? -1 } }
-    var counts: [Int] = []
-    for await c in group { counts.append(c) }
-    print(Set(counts))
+// The README's demo: Courier against the local servers that scripts/demo.sh starts.
+//
+//     swift run CourierDemo <ready-file written by Tests/Servers/serve.py>
+
+struct Ready: Decodable {
+    struct PKI: Decodable { let ca_bundle: String }
+    let urls: [String: String]
+    let pki: PKI
+
+    func url(_ name: String) throws -> URL {
+        guard let text = urls[name], let url = URL(string: text) else { throw DemoError("no \(name) server in the ready file") }
+        return url
+    }
 }
+
+func readReadyFile() throws -> Ready {
+    guard CommandLine.arguments.count > 1 else {
+        throw DemoError("usage: CourierDemo <ready-file>; run scripts/demo.sh instead")
+    }
+    let data = try Data(contentsOf: URL(fileURLWithPath: CommandLine.arguments[1]))
+    return try JSONDecoder().decode(Ready.self, from: data)
+}
+
+struct DemoError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+func milliseconds(_ duration: Duration) -> String {
+    let (seconds, attoseconds) = duration.components
+    return String(format: "%.2f ms", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
+}
+
+func describe(_ response: Response, _ title: String) {
+    print("\n== \(title)")
+    print("status   \(response.status.code) \(response.status.reasonPhrase)")
+    for field in response.headerFields { print("header   \(field.name): \(field.value)") }
+    print("body     \(response.data.count) bytes")
+    if let m = response.metrics {
+        print(
+            "timing   dns \(milliseconds(m.nameLookup)) · connect \(milliseconds(m.connect)) · tls \(milliseconds(m.tlsHandshake)) · first byte \(milliseconds(m.timeToFirstByte)) · total \(milliseconds(m.total))"
+        )
+        print("wire     \(m.httpVersion.rawValue), connection reused: \(m.isConnectionReused)")
+    }
+}
+
+func progressBar(_ fraction: Double, width: Int = 40) -> String {
+    let filled = Int((fraction * Double(width)).rounded(.down))
+    return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "]"
+}
+
+let ready = try readReadyFile()
+var logger = Logger(label: "courier.demo")
+logger.logLevel = .info
+let transport = CurlTransport(configuration: .init(proxy: .none, trustedCertificateBundlePath: ready.pki.ca_bundle))
+let session = Session(
+    configuration: .init(
+        baseURL: try ready.url("nginx_https"),
+        applicationProduct: "CourierDemo/1.0",
+        middlewares: [LoggingMiddleware(logger: logger)]
+    ),
+    transport: transport
+)
+print("Courier \(CourierLibrary.version) on libcurl \(CurlTransport.libcurlVersion)")
+print("User-Agent: \(session.configuration.userAgent)")
+
+describe(try await session.send(HTTPRequest(method: .get, path: "/bytes/1k")), "GET /bytes/1k over HTTPS (first request)")
+describe(try await session.send(HTTPRequest(method: .get, path: "/bytes/1k")), "GET /bytes/1k again: the connection is reused")
+
+print("\n== 64 MiB download with progress")
+let download = session.task(for: HTTPRequest(method: .get, path: "/bytes/64m"))
+var lastPrinted = -1
+for await event in download.events {
+    if case .downloadProgress(let progress) = event, let fraction = progress.fractionCompleted {
+        let percent = Int(fraction * 100)
+        if percent != lastPrinted {
+            lastPrinted = percent
+            print("\r\(progressBar(fraction)) \(percent)%", terminator: "")
+            fflush(nil)
+        }
+    }
+}
+let large = try await download.value
+print("\nreceived \(large.data.count) bytes in \(milliseconds(large.metrics?.total ?? .zero)), state \(download.state)")
+
+print("\n== 100 concurrent requests over one HTTP/2 connection")
+let quiet = Session(configuration: .init(baseURL: try ready.url("nginx_https")), transport: transport)
+let start = ContinuousClock.now
+let versions = try await withThrowingTaskGroup(of: TransferMetrics.HTTPVersion.self) { group in
+    for _ in 0..<100 {
+        group.addTask { try await quiet.send(HTTPRequest(method: .get, path: "/bytes/1k")).metrics?.httpVersion ?? .unknown }
+    }
+    var counts: [TransferMetrics.HTTPVersion: Int] = [:]
+    for try await version in group { counts[version, default: 0] += 1 }
+    return counts
+}
+print("done in \(milliseconds(ContinuousClock.now - start)): \(versions.map { "\($0.value) × \($0.key.rawValue)" }.joined(separator: ", "))")
+
 await session.shutdown()
+await quiet.shutdown()
+await transport.shutdown()

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Courier's test command (the README's, and CI's through .ci/run).
+# Installs what is missing, builds, runs the whole suite against the real servers the
+# suite starts on 127.0.0.1, then runs the concurrency suites again under ThreadSanitizer.
+#
+#   scripts/test.sh              # everything
+#   COURIER_SKIP_TSAN=1 scripts/test.sh   # skip the ThreadSanitizer pass
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/bootstrap.sh
+
+echo "== build (warnings are errors)"
+swift build --build-tests -Xswiftc -warnings-as-errors
+
+echo "== tests"
+# Serial: the memory measurements (RSS while streaming 64 MiB) must not see other tests.
+swift test --skip-build --no-parallel
+
+if [[ "${COURIER_SKIP_TSAN:-0}" != "1" ]]; then
+  echo "== concurrency tests under ThreadSanitizer"
+  swift build --build-tests --sanitize=thread --scratch-path .build-tsan
+  TSAN_OPTIONS="halt_on_error=1" swift test --skip-build --sanitize=thread --scratch-path .build-tsan --no-parallel \
+    --filter 'NetworkTaskTests|StreamingTests|TransportIntegrationTests|MiddlewareTests|Concurrency'
+fi
+echo "== all tests passed"
