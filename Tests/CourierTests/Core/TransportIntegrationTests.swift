@@ -30,6 +30,21 @@ struct TransportIntegrationTests {
         await session.shutdown()
     }
 
+    @Test func reusesEasyHandlesBetweenRequests() async throws {
+        let env = try await TestServers.shared()
+        let transport = CurlTransport(configuration: .init(proxy: .none))
+        let session = Session(configuration: .init(baseURL: env.nginxHTTP), transport: transport)
+        for _ in 0..<10 {
+            let response = try await session.send(HTTPRequest(method: .get, path: "/bytes/1k"))
+            #expect(response.data.count == 1024)
+        }
+        #expect(transport.statistics.easyHandles == 1)
+        #expect(transport.statistics.activeTransfers == 0)
+        await session.shutdown()
+        await transport.shutdown()
+        #expect(transport.statistics.easyHandles == 0)
+    }
+
     @Test func usesHTTP2OverTLSAndMultiplexes() async throws {
         let env = try await TestServers.shared()
         let session = SessionFactory.session(env, .https)
