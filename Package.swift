@@ -25,10 +25,7 @@ let package = Package(
             dependencies: [
                 "CCurlShim",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .target(name: "CourierTesting", dependencies: ["Courier"]),
+XX, dependencies: ["Courier"]),
         .executableTarget(
             name: "CourierDemo",
             dependencies: [

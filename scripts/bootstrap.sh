@@ -30,6 +30,15 @@ PIP_PINS=(
   "Werkzeug==3.1.8"
   "brotlicffi==1.2.1.0"
 )
+# Plus the exact pins (name==version lines) of the test servers' own requirement files.
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+for req in "$ROOT"/Tests/Servers/*/requirements.txt; do
+  [[ -f "$req" ]] || continue
+  while IFS= read -r line; do
+    line="${line%%#*}"; line="${line//[[:space:]]/}"
+    [[ "$line" =~ ^[A-Za-z0-9_.-]+==[A-Za-z0-9_.+-]+$ ]] && PIP_PINS+=("$line")
+  done < "$req"
+done
 
 log() { printf 'bootstrap: %s\n' "$*" >&2; }
 
@@ -83,7 +92,7 @@ fi
 missing_pip="$("$PY" - "${PIP_PINS[@]}" <<'EOF'
 import sys
 from importlib import metadata
-for pin in sys.argv[1:]:
+for pin in dict.fromkeys(sys.argv[1:]):
     name, want = pin.split("==")
     try:
         have = metadata.version(name)
@@ -105,6 +114,7 @@ if [[ -n "$missing_pip" ]]; then
       pip_args+=(--break-system-packages)
     fi
     # Install the whole pinned set together so pip resolves them as one.
+    mapfile -t PIP_PINS < <(printf '%s\n' "${PIP_PINS[@]}" | awk '!seen[tolower($0)]++')
     if [[ "$(id -u)" -ne 0 && -w "$("$PY" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" ]]; then
       "$PY" "${pip_args[@]}" "${PIP_PINS[@]}"
     elif [[ "$(id -u)" -ne 0 ]]; then

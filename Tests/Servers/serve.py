@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import fcntl
 import hashlib
 import importlib.util
 import json
@@ -58,7 +59,7 @@ SCHEMA_VERSION = 1
 
 
 def log(msg: str) -> None:
-    print(f"[serve.py {os.getpid()}] {msg}", file=sys.stderr, flush=True)
+    print(f"[serve.py {os.getpid()} {time.strftime('%H:%M:%S')}.{int(time.time() * 1000) % 1000:03d}] {msg}", file=sys.stderr, flush=True)
 
 
 class StartupError(Exception):
@@ -1159,13 +1160,58 @@ class Supervisor:
                 pass
 
 
-def main() -> int:
-    # Drop every inherited descriptor but stdio. Foundation's Process on Linux can
-    # leak the write end of our own stdin pipe into us, and then EOF never comes.
+def close_stdin_writers() -> None:
+    """Close inherited copies of the write end of our own stdin pipe.
+
+    Foundation's Process on Linux does not mark pipes close-on-exec, so the test
+    process can leak that write end into us, and then EOF never comes. Only those
+    descriptors are closed: Foundation also passes a socket it watches to learn
+    that we exited, and closing that one would wedge its process monitor.
+    """
     try:
-        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-    except (OSError, ValueError):
-        pass
+        st0 = os.fstat(0)
+    except OSError:
+        return
+    import stat as st
+    if not st.S_ISFIFO(st0.st_mode):
+        return
+    try:
+        fds = [int(x) for x in os.listdir("/proc/self/fd")]
+    except OSError:
+        return
+    for fd in fds:
+        if fd <= 2:
+            continue
+        try:
+            s = os.fstat(fd)
+            flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        except OSError:
+            continue
+        if (s.st_ino, s.st_dev) == (st0.st_ino, st0.st_dev) and flags & os.O_ACCMODE != os.O_RDONLY:
+            os.close(fd)
+            log(f"closed inherited write end of stdin (fd {fd})")
+
+
+def reset_signals() -> None:
+    """Start from a clean signal state, and hand it down to the children.
+
+    A process spawned by Foundation's Process from a Swift concurrency thread
+    inherits that thread's signal mask: nearly every signal, SIGTERM included,
+    blocked. Children would inherit it again and ignore SIGTERM (and
+    PR_SET_PDEATHSIG), so unblock everything and reset what may be ignored.
+    """
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+                signal.SIGUSR2, signal.SIGCHLD, signal.SIGALRM, signal.SIGWINCH):
+        try:
+            signal.signal(sig, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+
+
+def main() -> int:
+    reset_signals()
+    close_stdin_writers()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ready-file", help="where to write the JSON once every port accepts connections")
     ap.add_argument("--only", help="comma-separated services to start (default: all available): "

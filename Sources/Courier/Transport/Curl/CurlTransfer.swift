@@ -89,10 +89,8 @@ final class CurlTransfer: @unchecked Sendable {
         try set(easy, CURLOPT_ACCEPT_ENCODING, "")
         try set(easy, CURLOPT_HTTP_VERSION, transport.allowsHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1))
         try set(easy, CURLOPT_PIPEWAIT, 1)
-        try set(easy, CURLOPT_SSLVERSION, transport.minimumTLSVersion == .v1_3 ? Int(CURL_SSLVERSION_TLSv1_3) : Int(CURL_SSLVERSION_TLSv1_2))
-        if let bundle = transport.trustedCertificateBundlePath {
-            try set(easy, CURLOPT_CAINFO, bundle)
-            try set(easy, CURLOPT_CAPATH, nil)
+        if request.scheme?.lowercased() == "https" || transport.proxy != .none {
+            try configureTLS(easy, transport: transport)
         }
         if let timeout = options.connectTimeout { try set(easy, CURLOPT_CONNECTTIMEOUT_MS, timeout.milliseconds) }
         if let timeout = options.timeout { try set(easy, CURLOPT_TIMEOUT_MS, timeout.milliseconds) }
@@ -413,25 +411,25 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Option helpers
 
-    private func check(_ code: CURLcode, _ what: String) throws {
+    func check(_ code: CURLcode, _ what: String) throws {
         guard code == CURLE_OK else {
             throw TransportError(kind: .invalidRequest, curlCode: Int(code.rawValue), message: "cannot set \(what): \(String(cString: curl_easy_strerror(code)))")
         }
     }
 
-    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: Int) throws {
+    func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: Int) throws {
         try check(ccurl_easy_setopt_long(easy, option, value), "option \(option.rawValue)")
     }
 
-    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, offT value: Int64) throws {
+    func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, offT value: Int64) throws {
         try check(ccurl_easy_setopt_off_t(easy, option, value), "option \(option.rawValue)")
     }
 
-    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: String?) throws {
+    func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: String?) throws {
         try check(ccurl_easy_setopt_string(easy, option, value), "option \(option.rawValue)")
     }
 
-    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, pointer: UnsafeMutableRawPointer?) throws {
+    func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, pointer: UnsafeMutableRawPointer?) throws {
         try check(ccurl_easy_setopt_ptr(easy, option, pointer), "option \(option.rawValue)")
     }
 }
