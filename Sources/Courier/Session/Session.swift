@@ -29,6 +29,8 @@ public actor Session {
     private nonisolated let ownsTransport: Bool
     private nonisolated let userAgent: String
     private nonisolated let registry = LockedBox<Registry>(Registry())
+    private nonisolated let isShutDown = Atomic<Bool>(false)
+    private nonisolated let base: BaseURL?
 
     private struct Registry {
         var tasks: [NetworkTask.ID: NetworkTask] = [:]
@@ -49,6 +51,7 @@ public actor Session {
         let transport = transport ?? CurlTransport()
         self.transport = transport
         self.userAgent = configuration.userAgent
+        self.base = configuration.baseURL.map(BaseURL.init)
         self.pipeline = Self.makePipeline(configuration.middlewares, transport: transport)
     }
 
@@ -169,6 +172,7 @@ public actor Session {
     /// Cancels every active task and, when the session created its transport, shuts the
     /// transport down. Later requests fail with ``SessionError/shutDown``.
     public func shutdown() async {
+        isShutDown.store(true, ordering: .releasing)
         let tasks = registry.withLock { registry -> [NetworkTask] in
             registry.isShutDown = true
             return Array(registry.tasks.values)
@@ -179,7 +183,7 @@ public actor Session {
 
     /// Resolves a request against the base URL and adds the session's header fields.
     nonisolated func prepare(_ request: HTTPRequest) throws -> HTTPRequest {
-        if registry.withLock({ $0.isShutDown }) { throw SessionError.shutDown }
+        if isShutDown.load(ordering: .acquiring) { throw SessionError.shutDown }
         var request = request
         if request.headerFields[.userAgent] != nil {
             throw SessionError.invalidHeader(
@@ -190,34 +194,57 @@ public actor Session {
             guard request.scheme == nil else {
                 throw SessionError.invalidURL("the request has a scheme but no authority")
             }
-            guard let baseURL = configuration.baseURL else {
+            guard let base else {
                 throw SessionError.invalidURL(
                     "the request \(request.path ?? "") is relative and the session has no base URL"
                 )
             }
-            try resolve(&request, against: baseURL)
+            try base.resolve(&request)
         }
-        guard let scheme = request.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+        switch request.scheme {
+        case "https", "http": break
+        case let scheme? where scheme.lowercased() == "https" || scheme.lowercased() == "http":
+            request.scheme = scheme.lowercased()
+        default:
             throw SessionError.invalidURL("only http and https URLs are supported, not \(request.scheme ?? "none")")
         }
         for field in configuration.defaultHeaderFields where request.headerFields[field.name] == nil {
             request.headerFields.append(field)
         }
-        request.headerFields[.userAgent] = userAgent
+        request.headerFields.append(HTTPField(name: .userAgent, value: userAgent))
         return request
     }
 
-    private nonisolated func resolve(_ request: inout HTTPRequest, against baseURL: URL) throws {
-        guard let scheme = baseURL.scheme, let host = baseURL.host, !host.isEmpty else {
-            throw SessionError.invalidURL("the base URL \(baseURL) has no scheme or host")
+    /// The parts of the base URL that relative requests take, computed once.
+    private struct BaseURL: Sendable {
+        let scheme: String?
+        let authority: String?
+        let pathPrefix: String
+
+        init(_ url: URL) {
+            scheme = url.scheme?.lowercased()
+            if let host = url.host, !host.isEmpty {
+                var authority = host.contains(":") ? "[\(host)]" : host
+                if let port = url.port { authority += ":\(port)" }
+                self.authority = authority
+            } else {
+                authority = nil
+            }
+            var prefix = url.path
+            if prefix.hasSuffix("/") { prefix.removeLast() }
+            pathPrefix = prefix
         }
-        var authority = host.contains(":") ? "[\(host)]" : host
-        if let port = baseURL.port { authority += ":\(port)" }
-        let relative = request.path ?? "/"
-        var prefix = baseURL.path
-        if prefix.hasSuffix("/") { prefix.removeLast() }
-        request.scheme = scheme
-        request.authority = authority
-        request.path = relative.hasPrefix("/") ? prefix + relative : prefix + "/" + relative
+
+        func resolve(_ request: inout HTTPRequest) throws {
+            guard let scheme, let authority else {
+                throw SessionError.invalidURL("the base URL has no scheme or host")
+            }
+            let relative = request.path ?? "/"
+            request.scheme = scheme
+            request.authority = authority
+            if !pathPrefix.isEmpty || !relative.hasPrefix("/") {
+                request.path = relative.hasPrefix("/") ? pathPrefix + relative : pathPrefix + "/" + relative
+            }
+        }
     }
 }

@@ -14,14 +14,15 @@ final class CurlTransfer: @unchecked Sendable {
     let control: TransferControl
     unowned let loop: CurlMultiLoop
     private let url: String
+    let isHTTPS: Bool
 
-    var continuation: CheckedContinuation<Response, any Error>?
+    var continuation: UnsafeContinuation<Response, any Error>?
     var isCancelled = false
     private(set) var easy: UnsafeMutableRawPointer?
 
     // Response head.
     private var statusCode = 0
-    private var fields = HTTPFields()
+    private var fields: [HTTPField] = []
     private var headComplete = false
     private var expectedLength: Int64 = -1
 
@@ -66,6 +67,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.control = control
         self.loop = loop
         self.url = "\(scheme)://\(authority)\(request.path ?? "/")"
+        self.isHTTPS = scheme.utf8.count == 5 && scheme.lowercased() == "https"
         errorBuffer.initialize(to: 0)
     }
 
@@ -89,7 +91,7 @@ final class CurlTransfer: @unchecked Sendable {
         try set(easy, CURLOPT_ACCEPT_ENCODING, "")
         try set(easy, CURLOPT_HTTP_VERSION, transport.allowsHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1))
         try set(easy, CURLOPT_PIPEWAIT, 1)
-        if request.scheme?.lowercased() == "https" || transport.proxy != .none {
+        if isHTTPS || transport.proxy != .none {
             try configureTLS(easy, transport: transport)
         }
         if let timeout = options.connectTimeout { try set(easy, CURLOPT_CONNECTTIMEOUT_MS, timeout.milliseconds) }
@@ -97,7 +99,7 @@ final class CurlTransfer: @unchecked Sendable {
         if options.maximumRedirects > 0 {
             try set(easy, CURLOPT_FOLLOWLOCATION, 1)
             try set(easy, CURLOPT_MAXREDIRS, options.maximumRedirects)
-            try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, request.scheme?.lowercased() == "https" ? "https" : "http,https")
+            try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, isHTTPS ? "https" : "http,https")
         }
         switch transport.proxy {
         case .environment: break
@@ -234,7 +236,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
         if bytes.starts(with: "HTTP/".utf8) {
             statusCode = bytes.statusCode ?? 0
-            fields = HTTPFields()
+            fields.removeAll(keepingCapacity: true)
             headComplete = false
             expectedLength = -1
             return
@@ -253,7 +255,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func finishHead() {
         guard statusCode >= 200 else { return }  // 1xx interim response, or no status line yet
-        if options.maximumRedirects > 0, [301, 302, 303, 307, 308].contains(statusCode), fields[.location] != nil {
+        if options.maximumRedirects > 0, [301, 302, 303, 307, 308].contains(statusCode),
+            fields.contains(where: { $0.name == .location })
+        {
             return  // curl follows this redirect; the final response comes next
         }
         headComplete = true
@@ -271,7 +275,7 @@ final class CurlTransfer: @unchecked Sendable {
             }
         )
         self.stream = stream
-        let head = HTTPResponse(status: .init(code: statusCode), headerFields: fields)
+        let head = HTTPResponse(status: .init(code: statusCode), headerFields: HTTPFields(fields))
         continuation.resume(returning: Response(head: head, body: ResponseBody(stream: .init(stream)), metrics: metrics()))
     }
 
@@ -346,14 +350,14 @@ final class CurlTransfer: @unchecked Sendable {
 
     func complete(_ code: CURLcode) {
         guard code == CURLE_OK else {
-            fail(failure ?? TransportError(curlCode: code, detail: String(cString: errorBuffer), https: request.scheme == "https"))
+            fail(failure ?? TransportError(curlCode: code, detail: String(cString: errorBuffer), https: isHTTPS))
             return
         }
         if let stream {
             stream.finish()
             return
         }
-        let head = HTTPResponse(status: .init(code: statusCode), headerFields: fields)
+        let head = HTTPResponse(status: .init(code: statusCode), headerFields: HTTPFields(fields))
         let data = buffer.takeData()
         let response = Response(head: head, body: ResponseBody(data), metrics: metrics())
         continuation?.resume(returning: response)
@@ -411,9 +415,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Option helpers
 
-    func check(_ code: CURLcode, _ what: String) throws {
+    func check(_ code: CURLcode, _ what: @autoclosure () -> String) throws {
         guard code == CURLE_OK else {
-            throw TransportError(kind: .invalidRequest, curlCode: Int(code.rawValue), message: "cannot set \(what): \(String(cString: curl_easy_strerror(code)))")
+            throw TransportError(kind: .invalidRequest, curlCode: Int(code.rawValue), message: "cannot set \(what()): \(String(cString: curl_easy_strerror(code)))")
         }
     }
 

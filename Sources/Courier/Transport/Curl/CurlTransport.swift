@@ -136,7 +136,7 @@ public final class CurlTransport: Transport {
     ) async throws -> Response {
         let transfer = try CurlTransfer(request: request, body: body, options: options, control: control, loop: loop)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withUnsafeThrowingContinuation { continuation in
                 transfer.continuation = continuation
                 loop.perform(.start(transfer))
             }
