@@ -3,8 +3,8 @@ public import HTTPTypes
 
 /// A response: status, header fields, body and the transfer's metrics.
 ///
-/// ``Session/send(_:body:)`` returns a response whose body is already in memory
-/// (``data``); ``Session/stream(_:body:)`` returns as soon as the head arrives and the body
+/// ``Session/send(_:body:logger:)`` returns a response whose body is already in memory
+/// (``data``); ``Session/stream(_:body:logger:)`` returns as soon as the head arrives and the body
 /// is consumed as an async sequence of chunks through ``body``.
 public struct Response: Sendable {
     /// The status and header fields.

@@ -25,7 +25,7 @@ public struct RequestBody: Sendable {
 
     /// A body streamed from the file at `path` without loading it into memory.
     ///
-    /// - Throws: ``SessionError/invalidBody`` when the file does not exist or is not a regular file.
+    /// - Throws: ``SessionError/invalidBody(_:)`` when the file does not exist or is not a regular file.
     public static func file(atPath path: String) throws -> RequestBody {
         let attributes: [FileAttributeKey: Any]
         do {
@@ -97,7 +97,7 @@ public struct RequestBody: Sendable {
     /// Reads the whole body into memory.
     ///
     /// - Parameter maximumBytes: The most bytes to accept.
-    /// - Throws: ``SessionError/invalidBody`` when the body is longer than `maximumBytes`
+    /// - Throws: ``SessionError/invalidBody(_:)`` when the body is longer than `maximumBytes`
     ///   or its file cannot be read.
     public func collect(upTo maximumBytes: Int) async throws -> Data {
         switch storage {
