@@ -25,7 +25,11 @@ let package = Package(
             dependencies: [
                 "CCurlShim",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-XX, dependencies: ["Courier"]),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(name: "CourierTesting", dependencies: ["Courier"]),
         .executableTarget(
             name: "CourierDemo",
             dependencies: [
