@@ -4,7 +4,9 @@ import HTTPTypes
 enum HeaderValidation {
     /// Fields Courier sets itself: the credentials and the User-Agent (security invariant 2),
     /// and the framing fields that come from the URL and the body.
-    static let reservedNames: [HTTPField.Name] = [.userAgent, .authorization, HTTPField.Name("Host")!, .contentLength, .transferEncoding]
+    static let reservedNames: [HTTPField.Name] = [
+        .userAgent, .authorization, HTTPField.Name("Host")!, .contentLength, .transferEncoding,
+    ]
 
     /// The fields, in the order of their lower-cased names.
     ///
@@ -18,17 +20,24 @@ enum HeaderValidation {
         let sorted = headers.sorted { $0.key.lowercased().utf8.lexicographicallyPrecedes($1.key.lowercased().utf8) }
         for (rawName, rawValue) in sorted {
             guard let name = HTTPField.Name(rawName) else {
-                throw RequestError(kind: .invalidHeader, message: "`\(rawName.debugDescription)` is not a valid header name")
+                throw RequestError(
+                    kind: .invalidHeader,
+                    message: "`\(rawName.debugDescription)` is not a valid header name"
+                )
             }
             if let reserved = reservedNames.first(where: { $0 == name }) {
                 throw RequestError(
                     kind: .reservedHeader,
                     message: "\(reserved.rawName) is set by Courier; a request may not set it"
-                        + (reserved == .userAgent ? " (add your product with Session.Configuration.applicationProduct)" : "")
+                        + (reserved == .userAgent
+                            ? " (add your product with Session.Configuration.applicationProduct)" : "")
                 )
             }
             guard fields[name] == nil else {
-                throw RequestError(kind: .invalidHeader, message: "the header \(rawName) is given twice (names ignore case)")
+                throw RequestError(
+                    kind: .invalidHeader,
+                    message: "the header \(rawName) is given twice (names ignore case)"
+                )
             }
             fields.append(HTTPField(name: name, value: try checkedValue(rawValue, name: rawName)))
         }

@@ -55,7 +55,10 @@ struct MultipartBody {
         while Self.occurs(boundary, in: heads, contents) {
             draws += 1
             guard draws < Self.maximumBoundaryDraws else {
-                throw RequestError(kind: .encodingFailed, message: "no multipart boundary absent from the content was found")
+                throw RequestError(
+                    kind: .encodingFailed,
+                    message: "no multipart boundary absent from the content was found"
+                )
             }
             boundary = makeBoundary()
         }

@@ -47,9 +47,14 @@ struct MultipartBodySequence: AsyncSequence, Sendable {
                         index += 1
                         continue
                     }
-                    let chunk = try handle.read(upToCount: Int(Swift.min(Int64(MultipartBodySequence.chunkSize), remaining)))
+                    let chunk = try handle.read(
+                        upToCount: Int(Swift.min(Int64(MultipartBodySequence.chunkSize), remaining))
+                    )
                     guard let chunk, !chunk.isEmpty else {
-                        throw RequestError(kind: .unreadableFile, message: "\(path) became shorter while it was uploaded")
+                        throw RequestError(
+                            kind: .unreadableFile,
+                            message: "\(path) became shorter while it was uploaded"
+                        )
                     }
                     remaining -= Int64(chunk.count)
                     return chunk

@@ -114,7 +114,8 @@ struct QueryStringEncoder {
         guard elements.allSatisfy(\.isScalar) else {
             throw RequestError(
                 kind: .invalidParameter,
-                message: "parameter `\(name)` holds arrays or dictionaries, which the \(format.arrayFormat.rawValue) array format cannot write; use .indexed"
+                message:
+                    "parameter `\(name)` holds arrays or dictionaries, which the \(format.arrayFormat.rawValue) array format cannot write; use .indexed"
             )
         }
     }

@@ -21,7 +21,10 @@ struct RequestTarget: Equatable {
             pathAndQuery = absolute.pathAndQuery
         } else {
             guard !path.hasPrefix("//") else {
-                throw RequestError(kind: .invalidPath, message: "the path \(path) names a host; give an absolute URL instead")
+                throw RequestError(
+                    kind: .invalidPath,
+                    message: "the path \(path) names a host; give an absolute URL instead"
+                )
             }
             scheme = nil
             authority = nil
@@ -67,10 +70,14 @@ struct RequestTarget: Equatable {
     private static func checkAuthority(_ authority: String) throws {
         guard !authority.isEmpty else { throw RequestError(kind: .invalidPath, message: "the URL has an empty host") }
         guard !authority.contains("@") else {
-            throw RequestError(kind: .invalidPath, message: "credentials in a URL are not allowed; Courier sends credentials itself")
+            throw RequestError(
+                kind: .invalidPath,
+                message: "credentials in a URL are not allowed; Courier sends credentials itself"
+            )
         }
         let allowed = authority.utf8.allSatisfy {
-            PercentEncoding.isUnreserved($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]")
+            PercentEncoding.isUnreserved($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "[")
+                || $0 == UInt8(ascii: "]")
         }
         var host = Substring(authority)
         var port: Substring?
@@ -85,8 +92,11 @@ struct RequestTarget: Equatable {
             port = host[host.index(after: colon)...]
             host = host[..<colon]
         }
-        let portIsValid = port.map { !$0.isEmpty && $0.count <= 5 && $0.utf8.allSatisfy(isDigit) && Int($0)! <= 65535 } ?? true
-        guard allowed, !host.isEmpty, portIsValid, !host.dropFirst().dropLast().contains(where: { $0 == "[" || $0 == "]" }) else {
+        let portIsValid =
+            port.map { !$0.isEmpty && $0.count <= 5 && $0.utf8.allSatisfy(isDigit) && Int($0)! <= 65535 } ?? true
+        guard allowed, !host.isEmpty, portIsValid,
+            !host.dropFirst().dropLast().contains(where: { $0 == "[" || $0 == "]" })
+        else {
             throw RequestError(kind: .invalidPath, message: "the host and port \(authority) are malformed")
         }
     }
@@ -99,11 +109,17 @@ struct RequestTarget: Equatable {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "#") {
-                throw RequestError(kind: .invalidPath, message: "the path \(target) has a fragment, which is never sent")
+                throw RequestError(
+                    kind: .invalidPath,
+                    message: "the path \(target) has a fragment, which is never sent"
+                )
             }
             if byte == UInt8(ascii: "%") {
                 guard index + 2 < bytes.count, isHexDigit(bytes[index + 1]), isHexDigit(bytes[index + 2]) else {
-                    throw RequestError(kind: .invalidPath, message: "the path \(target) has a `%` not followed by two hex digits")
+                    throw RequestError(
+                        kind: .invalidPath,
+                        message: "the path \(target) has a `%` not followed by two hex digits"
+                    )
                 }
                 index += 3
                 continue
@@ -111,7 +127,8 @@ struct RequestTarget: Equatable {
             guard PercentEncoding.isUnreserved(byte) || isPathDelimiter(byte) else {
                 throw RequestError(
                     kind: .invalidPath,
-                    message: "the path \(target) has a character that must be percent-encoded (byte 0x\(String(byte, radix: 16)))"
+                    message:
+                        "the path \(target) has a character that must be percent-encoded (byte 0x\(String(byte, radix: 16)))"
                 )
             }
             index += 1

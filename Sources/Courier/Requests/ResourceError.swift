@@ -62,7 +62,13 @@ public struct ResourceError: Error, Sendable, Hashable, CustomStringConvertible 
     ///   - endpoint: The endpoint.
     ///   - message: What went wrong.
     ///   - response: The response, when there is one.
-    public init(kind: Kind, statusCode: Int, endpoint: ResourceEndpoint, message: String = "", response: ResourceResponse? = nil) {
+    public init(
+        kind: Kind,
+        statusCode: Int,
+        endpoint: ResourceEndpoint,
+        message: String = "",
+        response: ResourceResponse? = nil
+    ) {
         self.kind = kind
         self.statusCode = statusCode
         self.endpoint = endpoint
@@ -128,6 +134,7 @@ public struct ResourceError: Error, Sendable, Hashable, CustomStringConvertible 
 
     /// The kind, code, endpoint and message.
     public var description: String {
-        "ResourceError.\(kind.rawValue) \(statusCode) \(endpoint) [\(stableHash)]" + (message.isEmpty ? "" : ": \(message)")
+        "ResourceError.\(kind.rawValue) \(statusCode) \(endpoint) [\(stableHash)]"
+            + (message.isEmpty ? "" : ": \(message)")
     }
 }

@@ -28,13 +28,22 @@ extension ResourceRequest {
 
         if !multipartData.isEmpty {
             guard body == nil else {
-                throw RequestError(kind: .conflictingBody, message: "a request cannot have both a raw body and multipart data")
+                throw RequestError(
+                    kind: .conflictingBody,
+                    message: "a request cannot have both a raw body and multipart data"
+                )
             }
             guard method.sendsParametersInBody else {
-                throw RequestError(kind: .bodyNotAllowed, message: "a \(method.rawValue) request cannot carry multipart data")
+                throw RequestError(
+                    kind: .bodyNotAllowed,
+                    message: "a \(method.rawValue) request cannot carry multipart data"
+                )
             }
             guard fields[.contentType] == nil else {
-                throw RequestError(kind: .reservedHeader, message: "Content-Type of a multipart request is set by Courier with its boundary")
+                throw RequestError(
+                    kind: .reservedHeader,
+                    message: "Content-Type of a multipart request is set by Courier with its boundary"
+                )
             }
             let textFields = try encoder.pairs(parameters).map { MultipartPart.text($0.text, name: $0.name) }
             let multipart = try MultipartBody(parts: textFields + multipartData)

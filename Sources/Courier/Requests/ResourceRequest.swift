@@ -2,7 +2,8 @@
 ///
 /// A resource request is an immutable value. Build it with this initializer, change a copy
 /// through ``MutableResourceRequest``, or chain a ``ResourceRequestBuilder``: all three make
-/// the same value, and equal values send the same bytes.
+/// the same value, and equal values send the same request (only a multipart boundary is
+/// drawn anew for each translation).
 ///
 /// ```swift
 /// let request = ResourceRequest(path: "/api/users", parameters: ["name": "Ada", "page": 2])

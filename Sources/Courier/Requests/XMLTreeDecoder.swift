@@ -51,7 +51,9 @@ struct XMLElementDecoder: Decoder {
                 default: (type as? any LosslessStringConvertible.Type)?.init(text)
                 }
             guard let value = value as? T else {
-                throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "`\(text)` is not a \(T.self)"))
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: codingPath, debugDescription: "`\(text)` is not a \(T.self)")
+                )
             }
             return value
         }
@@ -80,7 +82,9 @@ struct XMLElementDecoder: Decoder {
 
         private func element(for key: Key) -> XMLTreeElement? {
             if let child = decoder.element.child(named: key.stringValue) { return child }
-            return decoder.element.attribute(named: key.stringValue).map { XMLTreeElement(name: key.stringValue, text: $0) }
+            return decoder.element.attribute(named: key.stringValue).map {
+                XMLTreeElement(name: key.stringValue, text: $0)
+            }
         }
 
         private func decoder(for key: Key) throws -> XMLElementDecoder {

@@ -61,7 +61,9 @@ final class XMLTreeElement {
             case "\t", "\n": output.unicodeScalars.append(scalar)
             default:
                 guard scalar.value >= 0x20, scalar.value != 0xFFFE, scalar.value != 0xFFFF else {
-                    throw XMLCodingError("XML 1.0 cannot hold the character U+\(String(scalar.value, radix: 16, uppercase: true))")
+                    throw XMLCodingError(
+                        "XML 1.0 cannot hold the character U+\(String(scalar.value, radix: 16, uppercase: true))"
+                    )
                 }
                 output.unicodeScalars.append(scalar)
             }

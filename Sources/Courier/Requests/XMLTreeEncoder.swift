@@ -134,7 +134,9 @@ struct XMLElementEncoder: Encoder {
 
         mutating func encode<T: Encodable>(_ value: T) throws { try nextItem().encodeValue(value) }
 
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy keyType: NestedKey.Type
+        ) -> KeyedEncodingContainer<NestedKey> {
             nextItem().container(keyedBy: keyType)
         }
 

@@ -54,7 +54,9 @@ enum XMLTreeParser {
                     let name = try self.name()
                     skipWhitespace()
                     guard skip(">") else { throw failure("malformed end tag </\(name)") }
-                    guard let open = stack.popLast(), open.name == name else { throw failure("unexpected end tag </\(name)>") }
+                    guard let open = stack.popLast(), open.name == name else {
+                        throw failure("unexpected end tag </\(name)>")
+                    }
                 } else {
                     index += 1
                     guard root == nil || !stack.isEmpty else { throw failure("a second root element") }
@@ -62,7 +64,9 @@ enum XMLTreeParser {
                     if let parent = stack.last { parent.children.append(element) } else { root = element }
                     if !isClosed {
                         stack.append(element)
-                        guard stack.count <= XMLTreeParser.maximumDepth else { throw failure("elements nest too deeply") }
+                        guard stack.count <= XMLTreeParser.maximumDepth else {
+                            throw failure("elements nest too deeply")
+                        }
                     }
                 }
             }
@@ -82,7 +86,8 @@ enum XMLTreeParser {
                 skipWhitespace()
                 guard skip("=") else { throw failure("attribute \(attribute) has no value") }
                 skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'") else {
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'")
+                else {
                     throw failure("attribute \(attribute) is not quoted")
                 }
                 let quote = bytes[index]
@@ -102,7 +107,9 @@ enum XMLTreeParser {
             let start = index
             while index < bytes.count {
                 let byte = bytes[index]
-                if Self.isWhitespace(byte) || byte == UInt8(ascii: "/") || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "=") {
+                if Self.isWhitespace(byte) || byte == UInt8(ascii: "/") || byte == UInt8(ascii: ">")
+                    || byte == UInt8(ascii: "=")
+                {
                     break
                 }
                 index += 1

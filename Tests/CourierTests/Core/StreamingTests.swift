@@ -12,6 +12,18 @@ struct StreamingTests {
         let env = try await TestServers.shared()
         let file = env.file("64m")
         let session = SessionFactory.session(env, .http) { $0.streamBufferSize = 512 << 10 }
+        // RSS is process-wide: keep the smallest growth of up to three runs, so that other
+        // work in the process cannot fail the test. Buffering would add 64 MiB every time.
+        var smallestGrowth = Int.max
+        for _ in 0..<3 where smallestGrowth >= 24 << 20 {
+            smallestGrowth = min(smallestGrowth, try await streamOnce(session, file))
+        }
+        #expect(smallestGrowth < 24 << 20, "RSS grew by \(smallestGrowth >> 20) MiB while streaming")
+        await session.shutdown()
+    }
+
+    /// Streams the file with a slow consumer and returns how much RSS grew meanwhile.
+    private func streamOnce(_ session: Session, _ file: TestFile) async throws -> Int {
         let baseline = residentMemoryBytes()
         var peak = baseline
         var hasher = SHA256()
@@ -32,9 +44,7 @@ struct StreamingTests {
         }
         #expect(received == file.size)
         #expect(hasher.finalize().map { String(format: "%02x", $0) }.joined() == file.sha256)
-        // Buffering the body would add 64 MiB; streaming keeps growth to a few buffers.
-        #expect(peak - baseline < 24 << 20, "RSS grew by \((peak - baseline) >> 20) MiB while streaming")
-        await session.shutdown()
+        return peak - baseline
     }
 
     @Test func buffersSixtyFourMiBWithProgressEvents() async throws {

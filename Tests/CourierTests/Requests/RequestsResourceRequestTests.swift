@@ -1,0 +1,184 @@
+import Courier
+import Foundation
+import HTTPTypes
+import Testing
+
+@Suite struct RequestsResourceRequestTests {
+    static let parts: [MultipartPart] = [.text("hello", name: "greeting")]
+
+    @Test func builderMutableAndInitializerMakeTheSameValue() {
+        let direct = ResourceRequest(
+            path: "/api/users",
+            method: .post,
+            parameters: ["name": "Ada", "tags": ["a", "b"]],
+            parametersEncoding: .formURLEncoded,
+            queryStringFormat: QueryStringFormat(arrayFormat: .bracketed),
+            headers: ["X-Flags": "1000010"]
+        )
+        let built = ResourceRequestBuilder()
+            .path("/api/users")
+            .method(.post)
+            .parameter("name", "Ada")
+            .parameter("tags", ["a", "b"])
+            .parametersEncoding(.formURLEncoded)
+            .queryStringFormat(QueryStringFormat(arrayFormat: .bracketed))
+            .header("X-Flags", "1000010")
+            .build()
+        var draft = MutableResourceRequest(path: "/api/users", method: .post)
+        draft.parameters = ["name": "Ada", "tags": ["a", "b"]]
+        draft.parametersEncoding = .formURLEncoded
+        draft.queryStringFormat.arrayFormat = .bracketed
+        draft.headers["X-Flags"] = "1000010"
+        #expect(built == direct)
+        #expect(ResourceRequest(draft) == direct)
+        #expect(ResourceRequest(MutableResourceRequest(direct)) == direct)
+        #expect(ResourceRequestBuilder(direct).build() == direct)
+    }
+
+    @Test func builderStepsReturnCopies() {
+        let base = ResourceRequestBuilder().path("/a")
+        let post = base.method(.post)
+        #expect(base.build().method == .get)
+        #expect(post.build().method == .post)
+        let withParts = base.method(.post).part(Self.parts[0]).part(.data(Data([1]), name: "f", filename: "f.bin"))
+        #expect(withParts.build().multipartData.count == 2)
+        #expect(base.body(.text("x")).build().body == .text("x"))
+    }
+
+    @Test func getParametersGoInTheQuery() throws {
+        let (request, body) = try ResourceRequest(path: "/search?lang=en", parameters: ["q": "a b", "page": 2])
+            .makeHTTPRequest()
+        #expect(request.method == .get)
+        #expect(request.scheme == nil && request.authority == nil)
+        #expect(request.path == "/search?lang=en&page=2&q=a%20b")
+        #expect(body == nil)
+        #expect(request.headerFields[.contentType] == nil)
+    }
+
+    @Test(arguments: [ResourceRequest.Method.get, .head, .delete])
+    func queryMethodsNeverPutParametersInTheBody(_ method: ResourceRequest.Method) throws {
+        let (request, body) = try ResourceRequest(path: "items", method: method, parameters: ["id": 7])
+            .makeHTTPRequest()
+        #expect(request.path == "items?id=7")
+        #expect(body == nil)
+    }
+
+    @Test func postParametersAreJSONByDefault() async throws {
+        let (request, body) = try ResourceRequest(
+            path: "/users",
+            method: .post,
+            parameters: ["name": "Ada", "n": 1, "ok": true, "z": nil]
+        )
+        .makeHTTPRequest()
+        #expect(request.path == "/users")
+        #expect(request.headerFields[.contentType] == "application/json")
+        let data = try #require(try await body?.collect(upTo: 1 << 20))
+        #expect(String(decoding: data, as: UTF8.self) == #"{"n":1,"name":"Ada","ok":true,"z":null}"#)
+        #expect(body?.length == Int64(data.count))
+    }
+
+    @Test(arguments: [ResourceRequest.Method.post, .put, .patch])
+    func formEncodingUsesTheQueryFormat(_ method: ResourceRequest.Method) async throws {
+        let resource = ResourceRequest(
+            path: "/users",
+            method: method,
+            parameters: ["a": ["b": "x y"], "l": [1, 2]],
+            parametersEncoding: .formURLEncoded,
+            queryStringFormat: QueryStringFormat(arrayFormat: .repeatedKeys, spaceEncoding: .plus)
+        )
+        let (request, body) = try resource.makeHTTPRequest()
+        #expect(request.method == method.httpMethod)
+        #expect(request.headerFields[.contentType] == "application/x-www-form-urlencoded")
+        let data = try #require(try await body?.collect(upTo: 1 << 20))
+        #expect(String(decoding: data, as: UTF8.self) == "a%5Bb%5D=x+y&l=1&l=2")
+    }
+
+    @Test func aRawBodyReplacesParameters() async throws {
+        let resource = ResourceRequest(path: "/raw", method: .put, parameters: ["ignored": 1], body: .text("hello"))
+        let (request, body) = try resource.makeHTTPRequest()
+        #expect(request.path == "/raw")
+        #expect(request.headerFields[.contentType] == "text/plain; charset=utf-8")
+        #expect(try await body?.collect(upTo: 100) == Data("hello".utf8))
+    }
+
+    @Test func deleteKeepsParametersInTheQueryNextToARawBody() async throws {
+        let (request, body) = try ResourceRequest(
+            path: "/items",
+            method: .delete,
+            parameters: ["force": true],
+            body: .data(Data([1, 2]))
+        )
+        .makeHTTPRequest()
+        #expect(request.path == "/items?force=true")
+        #expect(request.headerFields[.contentType] == nil)
+        #expect(try await body?.collect(upTo: 100) == Data([1, 2]))
+    }
+
+    @Test func callerContentTypeWinsOverTheBodys() throws {
+        let resource = ResourceRequest(
+            path: "/x",
+            method: .post,
+            parameters: ["a": 1],
+            headers: ["content-type": "application/vnd.api+json"]
+        )
+        #expect(try resource.makeHTTPRequest().request.headerFields[.contentType] == "application/vnd.api+json")
+    }
+
+    @Test func headersAreSortedAndTrimmed() throws {
+        let (request, _) = try ResourceRequest(
+            path: "/x",
+            headers: ["X-B": " 2 ", "x-a": "1\t", "Accept": "application/json"]
+        ).makeHTTPRequest()
+        #expect(request.headerFields.map(\.name.rawName) == ["Accept", "x-a", "X-B"])
+        #expect(request.headerFields.map(\.value) == ["application/json", "1", "2"])
+    }
+
+    @Test func absoluteURLsAreSplit() throws {
+        let (request, _) = try ResourceRequest(path: "HTTPS://api.example.com:8443?x=1", parameters: ["y": 2])
+            .makeHTTPRequest()
+        #expect(request.scheme == "https")
+        #expect(request.authority == "api.example.com:8443")
+        #expect(request.path == "/?x=1&y=2")
+        let (ipv6, _) = try ResourceRequest(path: "http://[::1]:8080/a/b%20c").makeHTTPRequest()
+        #expect(ipv6.authority == "[::1]:8080")
+        #expect(ipv6.path == "/a/b%20c")
+    }
+
+    @Test func anEncodableBodyUsesTheGivenEncoder() async throws {
+        struct Person: Encodable { let firstName: String }
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let (request, body) = try ResourceRequest(
+            path: "/p",
+            method: .post,
+            body: try .json(Person(firstName: "Ada"), encoder: encoder)
+        )
+        .makeHTTPRequest()
+        #expect(request.headerFields[.contentType] == "application/json")
+        #expect(try await body?.collect(upTo: 100) == Data(#"{"first_name":"Ada"}"#.utf8))
+    }
+
+    @Test func parameterValuesComeFromEncodableModels() throws {
+        struct Query: Encodable {
+            let term: String
+            let limit: Int
+            let filters: [String]
+        }
+        let value = try ParameterValue(encoding: Query(term: "cats", limit: 5, filters: ["a"]))
+        #expect(value == ["term": "cats", "limit": 5, "filters": ["a"]])
+        #expect(try QueryStringFormat().encode(value.members) == "filters%5B0%5D=a&limit=5&term=cats")
+    }
+
+    @Test func aFileBodyStreamsFromDisk() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-requests-\(UUID().uuidString)"
+        ).path
+        try Data("file body".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (request, body) = try ResourceRequest(path: "/upload", method: .put, body: .file(atPath: path))
+            .makeHTTPRequest()
+        #expect(request.headerFields[.contentType] == "application/octet-stream")
+        #expect(body?.length == 9)
+        #expect(try await body?.collect(upTo: 100) == Data("file body".utf8))
+    }
+}
