@@ -9,8 +9,9 @@ What it does, in order:
 
   1. makes a work dir (tempfile), a test PKI with the `openssl` CLI (EC P-256),
      and the test files served under /bytes/;
-  2. starts the services in SERVICES (httpbin under gunicorn, nginx with seven
-     server blocks, the OAuth2 server if Tests/Servers/oauth/server.py exists),
+  2. starts the services in SERVICES (httpbin under gunicorn, nginx with eight
+     server blocks, the OAuth2 server if Tests/Servers/oauth/server.py exists,
+     the forward proxy Tests/Servers/proxy.py),
      plus an in-process raw-socket upstream that nginx proxies /truncated,
      /stall and /echo to;
   3. waits until every port accepts connections, then writes PATH atomically
@@ -37,6 +38,7 @@ import importlib.util
 import json
 import os
 import random
+import re
 import select
 import shutil
 import signal
@@ -54,6 +56,8 @@ from urllib.parse import parse_qs, urlsplit
 HOST = "127.0.0.1"
 HERE = os.path.dirname(os.path.abspath(__file__))
 OAUTH_SERVER = os.path.join(HERE, "oauth", "server.py")
+PROXY_SERVER = os.path.join(HERE, "proxy.py")
+PROXY_USER, PROXY_PASSWORD = "proxyuser", "proxypass"
 READY_TIMEOUT = float(os.environ.get("COURIER_SERVERS_READY_TIMEOUT", "30"))
 SCHEMA_VERSION = 1
 
@@ -381,7 +385,80 @@ def make_files(work: str) -> dict[str, dict]:
 
     add("64m", big(), 64 << 20, "/bytes/64m")
     add("slow", [block[:256 * 1024]], 256 * 1024, "/slow")
+    files.update(make_encoded_files(work, d))
     return files
+
+
+def compressible_payload() -> bytes:
+    """~300 KiB of seeded JSON lines: compresses well, the same on every run."""
+    rng = random.Random(0x7A737464)  # "zstd"
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    lines = []
+    for i in range(3000):
+        tags = ",".join(f'"{rng.choice(words)}"' for _ in range(rng.randint(1, 4)))
+        lines.append(f'{{"id":{i},"name":"item-{i:05d}","price":{rng.randint(1, 99999) / 100:.2f},'
+                     f'"tags":[{tags}],"note":"{rng.choice(words)} {rng.choice(words)} {rng.choice(words)}"}}\n')
+    return "".join(lines).encode()
+
+
+def zstd_raw_frame(data: bytes) -> bytes:
+    """A valid zstd frame made of raw (stored) blocks, for machines without the zstd CLI.
+
+    RFC 8878: magic, Frame_Header_Descriptor 0xA0 (single segment, 4-byte content
+    size, no checksum, no dictionary), then blocks of at most 128 KiB, each with a
+    3-byte little-endian header (Last_Block bit, Block_Type 0 = Raw, Block_Size).
+    """
+    assert len(data) < 1 << 32
+    out = bytearray(b"\x28\xb5\x2f\xfd")
+    out.append(0xA0)
+    out += len(data).to_bytes(4, "little")
+    blocks = [data[i:i + (128 << 10)] for i in range(0, len(data), 128 << 10)] or [b""]
+    for n, block in enumerate(blocks):
+        last = 1 if n == len(blocks) - 1 else 0
+        out += (last | (0 << 1) | (len(block) << 3)).to_bytes(3, "little")
+        out += block
+    return bytes(out)
+
+
+def make_encoded_files(work: str, files_dir: str) -> dict[str, dict]:
+    """The payload served content-encoded under /encoded/ (see nginx_conf).
+
+    /encoded/zstd  the payload pre-compressed (zstd CLI if installed, else a raw-block
+                   frame built here), served as-is with `Content-Encoding: zstd`
+    /encoded/gzip  the payload, gzipped on the fly by nginx (`gzip on`) when the
+                   client sends `Accept-Encoding: gzip`
+    The payload itself is also at /bytes/payload.json (identity).
+    """
+    payload = compressible_payload()
+    plain = os.path.join(files_dir, "payload.json")
+    with open(plain, "wb") as f:
+        f.write(payload)
+    enc_dir = os.path.join(work, "encoded")
+    os.makedirs(enc_dir, exist_ok=True)
+    zst = os.path.join(enc_dir, "payload.json.zst")
+    encoder = "python raw blocks"
+    if shutil.which("zstd"):
+        r = subprocess.run(["zstd", "-q", "-9", "-f", "--no-progress", "-o", zst, plain],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if r.returncode == 0 and os.path.exists(zst):
+            ver = subprocess.run(["zstd", "-V"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT).stdout.decode()
+            m = re.search(r"v(\d+(?:\.\d+)+)", ver)
+            encoder = f"zstd CLI {m.group(1)}" if m else "zstd CLI"
+        else:
+            log(f"zstd CLI failed ({r.stderr.decode(errors='replace').strip()}); using raw blocks")
+    if encoder == "python raw blocks":
+        with open(zst, "wb") as f:
+            f.write(zstd_raw_frame(payload))
+    with open(zst, "rb") as f:
+        encoded = f.read()
+    base = {"path": plain, "size": len(payload), "sha256": hashlib.sha256(payload).hexdigest()}
+    return {
+        "payload": {**base, "url_path": "/bytes/payload.json"},
+        "zstd": {**base, "url_path": "/encoded/zstd", "content_encoding": "zstd",
+                 "encoded_path": zst, "encoded_size": len(encoded),
+                 "encoded_sha256": hashlib.sha256(encoded).hexdigest(), "encoder": encoder},
+        "gzip": {**base, "url_path": "/encoded/gzip", "content_encoding": "gzip", "encoder": "nginx gzip"},
+    }
 
 
 # --------------------------------------------------------------------------- raw upstream
@@ -529,7 +606,7 @@ class RawUpstream:
 
 # --------------------------------------------------------------------------- nginx
 
-NGINX_SERVERS = ["http", "https", "mtls", "attacker", "expired", "wronghost", "tls12"]
+NGINX_SERVERS = ["http", "https", "mtls", "attacker", "expired", "wronghost", "tls12", "goaway"]
 
 
 def find_nginx() -> str | None:
@@ -596,6 +673,24 @@ def nginx_conf(ctx: "Context", ports: dict[str, int], version: tuple[int, ...]) 
         location = /redirect/to-https {{ return 302 https://{HOST}:{ports['https']}/httpbin/headers; }}
         location = /redirect/cross-origin {{ return 302 https://localhost:{ports['https']}/httpbin/headers; }}
         location = /redirect/to-attacker {{ return 302 https://{HOST}:{ports['attacker']}/httpbin/headers; }}
+        location = /encoded/zstd {{
+            alias {w}/encoded/payload.json.zst;
+            types {{ }}
+            default_type application/json;
+            gzip off;
+            add_header Content-Encoding zstd always;
+            add_header Vary Accept-Encoding always;
+        }}
+        location = /encoded/gzip {{
+            alias {files_dir}/payload.json;
+            types {{ }}
+            default_type application/json;
+            gzip on;
+            gzip_types application/json;
+            gzip_min_length 0;
+            gzip_comp_level 6;
+            gzip_vary on;
+        }}
 """
         if httpbin:
             loc += f"""
@@ -622,6 +717,11 @@ def nginx_conf(ctx: "Context", ports: dict[str, int], version: tuple[int, ...]) 
         ssl_certificate_key {tls['key']};
         ssl_protocols {tls.get('protocols', 'TLSv1.2 TLSv1.3')};
 """
+            if tls.get("keepalive_requests"):
+                # nginx >= 1.19.7: also caps the requests (streams) of an HTTP/2
+                # connection; the last one is followed by GOAWAY.
+                ssl += f"""        keepalive_requests {tls['keepalive_requests']};
+"""
             if tls.get("client_ca"):
                 ssl += f"""        ssl_client_certificate {tls['client_ca']};
         ssl_verify_client on;
@@ -644,6 +744,7 @@ def nginx_conf(ctx: "Context", ports: dict[str, int], version: tuple[int, ...]) 
         server("expired", {"cert": pki["expired_chain"], "key": pki["expired_key"]}),
         server("wronghost", {"cert": pki["wronghost_chain"], "key": pki["wronghost_key"]}),
         server("tls12", {"cert": pki["leaf_chain"], "key": pki["leaf_key"], "protocols": "TLSv1.2"}),
+        server("goaway", {"cert": pki["leaf_chain"], "key": pki["leaf_key"], "keepalive_requests": 5}),
     ]
     tmp = os.path.join(w, "nginx-tmp")
     user = "user root root;\n" if os.geteuid() == 0 else ""
@@ -827,6 +928,19 @@ def launch_oauth(ctx: Context) -> Launch:
     )
 
 
+def proxy_request_log(ctx: Context) -> str:
+    return os.path.join(ctx.work, "logs", "proxy-requests.jsonl")
+
+
+def launch_proxy(ctx: Context) -> Launch:
+    p = ctx.ports["proxy"]
+    return Launch(
+        argv=[sys.executable, PROXY_SERVER, "--port", str(p["open"]), "--auth-port", str(p["auth"]),
+              "--user", PROXY_USER, "--password", PROXY_PASSWORD, "--log", proxy_request_log(ctx)],
+        cwd=ctx.work,
+    )
+
+
 def _url(scheme: str, port: int) -> str:
     return f"{scheme}://{HOST}:{port}"
 
@@ -847,6 +961,15 @@ SERVICES: list[ServiceSpec] = [
                 available=lambda: None if os.path.exists(OAUTH_SERVER) else f"{OAUTH_SERVER} does not exist",
                 urls=lambda ctx: {"oauth": _url("http", ctx.ports["oauth"]["oauth"]),
                                   "gateway": _url("http", ctx.ports["oauth"]["gateway"])}),
+    # Forward proxy (stdlib only): `open` needs no credentials, `auth` needs Basic
+    # proxyuser:proxypass. Only 127.0.0.1/localhost targets; one JSON line per
+    # request/tunnel in request_log.
+    ServiceSpec("proxy", ["open", "auth"], launch_proxy,
+                available=lambda: None if os.path.exists(PROXY_SERVER) else f"{PROXY_SERVER} does not exist",
+                info=lambda ctx: {"request_log": proxy_request_log(ctx),
+                                  "username": PROXY_USER, "password": PROXY_PASSWORD},
+                urls=lambda ctx: {"proxy": _url("http", ctx.ports["proxy"]["open"]),
+                                  "proxy_auth": _url("http", ctx.ports["proxy"]["auth"])}),
 ]
 
 

@@ -37,6 +37,9 @@ enum NginxServer: String, CaseIterable, Sendable {
     case wrongHost = "wronghost"
     /// Like `https`, but TLS 1.2 only.
     case tls12
+    /// Like `https` (HTTP/2 via ALPN), but `keepalive_requests 5`: after the fifth
+    /// request (HTTP/2 stream) on a connection nginx sends GOAWAY and closes it.
+    case goaway
 }
 
 /// A file nginx serves under `/bytes/` (or `/slow`).
@@ -48,10 +51,20 @@ struct TestFile: Sendable, Decodable {
     let sha256: String
     /// Path on every nginx server, e.g. `/bytes/1m`.
     let urlPath: String
+    /// For the content-encoded files (`zstd`, `gzip`): the `Content-Encoding` the
+    /// server answers with. `size` and `sha256` are those of the decoded body.
+    let contentEncoding: String?
+    /// For `zstd` (pre-compressed): the size of the encoded body on the wire.
+    let encodedSize: Int?
+    /// For `zstd`: lower-case hex SHA-256 of the encoded body.
+    let encodedSHA256: String?
 
     private enum CodingKeys: String, CodingKey {
         case path, size, sha256
         case urlPath = "url_path"
+        case contentEncoding = "content_encoding"
+        case encodedSize = "encoded_size"
+        case encodedSHA256 = "encoded_sha256"
     }
 }
 
@@ -95,6 +108,29 @@ struct AccessLogEntry: Sendable, Decodable {
     }
 }
 
+/// One line of the forward proxy's request log (`Tests/Servers/proxy.py`).
+struct ProxyLogEntry: Sendable, Decodable {
+    let time: String
+    /// `open` (no authentication) or `auth` (Basic proxy authentication required).
+    let listener: String
+    let clientPort: Int
+    /// `CONNECT` for a tunnel, else the forwarded method.
+    let method: String
+    /// `host:port` for `CONNECT`, else the absolute URL (`http://127.0.0.1:P/path`).
+    let target: String
+    /// Whether the request carried a `Proxy-Authorization` header (the value is never logged).
+    let proxyAuthorization: Bool
+    /// What the proxy answered: the origin's status, 200 for an established tunnel,
+    /// 403 (target not on 127.0.0.1/localhost), 407 (authentication), 502, 400.
+    let status: Int
+
+    private enum CodingKeys: String, CodingKey {
+        case time, listener, method, target, status
+        case clientPort = "client_port"
+        case proxyAuthorization = "proxy_authorization"
+    }
+}
+
 /// Where the test servers are. All URLs are `scheme://127.0.0.1:port` (no trailing slash).
 struct TestEnvironment: Sendable {
     let nginxHTTP: URL
@@ -104,12 +140,27 @@ struct TestEnvironment: Sendable {
     let nginxExpired: URL
     let nginxWrongHost: URL
     let nginxTLS12: URL
+    /// HTTPS + HTTP/2 with `keepalive_requests 5` (GOAWAY after five requests).
+    let nginxGoAway: URL
     /// httpbin (gunicorn, plain HTTP). Also reachable through nginx as `<nginx URL>/httpbin/...`.
     let httpbin: URL
     /// The OAuth2 authorization server, if `Tests/Servers/oauth/server.py` exists and started.
     let oauth: URL?
     /// The resource gateway that introspects tokens, with `oauth`.
     let gateway: URL?
+    /// The forward proxy (`Tests/Servers/proxy.py`): absolute-form HTTP and CONNECT
+    /// tunnels to 127.0.0.1/localhost only, no authentication. `http://127.0.0.1:P`.
+    let proxy: URL?
+    /// The same proxy on another port, requiring Basic proxy authentication
+    /// (`proxyUsername`/`proxyPassword`); 407 with `Proxy-Authenticate: Basic` otherwise.
+    /// No credentials in the URL.
+    let authenticatingProxy: URL?
+    /// The proxy's request log: JSON lines (`ProxyLogEntry`), one per request or tunnel,
+    /// written before the proxy answers. Shared by both proxy ports and every test.
+    let proxyLog: String?
+    /// Credentials for `authenticatingProxy` (`proxyuser` / `proxypass`).
+    let proxyUsername: String?
+    let proxyPassword: String?
 
     // PKI (PEM files).
     /// The trusted root CA: the CA bundle to pin/trust for `https`, `mtls`, `tls12`,
@@ -136,7 +187,10 @@ struct TestEnvironment: Sendable {
     /// `attacker_leaf`, `expired`, `wronghost`. curl's form is `sha256//` + value.
     let spkiPins: [String: String]
 
-    /// Test files by name: `0`, `1k`, `1m`, `64m` (under `/bytes/`), `slow` (`/slow`).
+    /// Test files by name: `0`, `1k`, `1m`, `64m` (under `/bytes/`), `slow` (`/slow`),
+    /// `payload` (~300 KiB of JSON lines, `/bytes/payload.json`), and the same payload
+    /// content-encoded: `zstd` (`/encoded/zstd`, pre-compressed, `Content-Encoding: zstd`)
+    /// and `gzip` (`/encoded/gzip`, nginx `gzip on`). `size`/`sha256` are the decoded bytes.
     let files: [String: TestFile]
     let accessLogPaths: [NginxServer: String]
     let nginxErrorLog: String?
@@ -159,6 +213,7 @@ struct TestEnvironment: Sendable {
         case .expired: nginxExpired
         case .wrongHost: nginxWrongHost
         case .tls12: nginxTLS12
+        case .goaway: nginxGoAway
         }
     }
 
@@ -185,6 +240,27 @@ struct TestEnvironment: Sendable {
     func accessLog(_ server: NginxServer) throws -> [AccessLogEntry] {
         let decoder = JSONDecoder()
         return try accessLogLines(server).map { try decoder.decode(AccessLogEntry.self, from: Data($0.utf8)) }
+    }
+
+    /// `authenticatingProxy` with `proxyUsername:proxyPassword@` in the URL (libcurl takes
+    /// proxy credentials from there).
+    var authenticatingProxyWithCredentials: URL? {
+        guard let proxy = authenticatingProxy, let user = proxyUsername, let password = proxyPassword,
+              var components = URLComponents(url: proxy, resolvingAgainstBaseURL: false)
+        else { return nil }
+        components.user = user
+        components.password = password
+        return components.url
+    }
+
+    /// The parsed proxy request log so far (empty without a proxy). Shared by all
+    /// tests in the process: compare counts before/after, or filter by `target`.
+    func proxyLogEntries() throws -> [ProxyLogEntry] {
+        guard let path = proxyLog else { return [] }
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let decoder = JSONDecoder()
+        return try text.split(separator: "\n", omittingEmptySubsequences: true)
+            .map { try decoder.decode(ProxyLogEntry.self, from: Data($0.utf8)) }
     }
 }
 
@@ -325,10 +401,15 @@ private struct ReadyFile: Decodable {
     struct Service: Decodable {
         let ports: [String: Int]
         let errorLog: String?
+        /// The proxy's JSON-lines request log.
+        let requestLog: String?
+        let username: String?
+        let password: String?
 
         private enum CodingKeys: String, CodingKey {
-            case ports
+            case ports, username, password
             case errorLog = "error_log"
+            case requestLog = "request_log"
         }
     }
 
@@ -401,9 +482,15 @@ private struct ReadyFile: Decodable {
             nginxExpired: try requiredURL("nginx_expired", service: "nginx"),
             nginxWrongHost: try requiredURL("nginx_wronghost", service: "nginx"),
             nginxTLS12: try requiredURL("nginx_tls12", service: "nginx"),
+            nginxGoAway: try requiredURL("nginx_goaway", service: "nginx"),
             httpbin: try requiredURL("httpbin", service: "httpbin"),
             oauth: try optionalURL("oauth"),
             gateway: try optionalURL("gateway"),
+            proxy: try optionalURL("proxy"),
+            authenticatingProxy: try optionalURL("proxy_auth"),
+            proxyLog: services["proxy"]?.requestLog,
+            proxyUsername: services["proxy"]?.username,
+            proxyPassword: services["proxy"]?.password,
             caBundle: try pkiPath("ca_bundle"),
             intermediateCA: try pkiPath("intermediate_ca"),
             leafCertificate: try pkiPath("leaf_cert"),
