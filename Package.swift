@@ -19,7 +19,9 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        .target(name: "CCurlShim", dependencies: ["CCurl"], cSettings: [.define("_GNU_SOURCE")]),
+        // Security: OpenSSL for the chain-pinning verify hook (CCurlShim/CCourierTLS.c).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .target(name: "CCurlShim", dependencies: ["CCurl", "COpenSSL"], cSettings: [.define("_GNU_SOURCE")]),
         .target(
             name: "Courier",
             dependencies: [
@@ -38,10 +40,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Security: runs one secured request; the debugger-detection test starts it under strace.
+        .executableTarget(
+            name: "CourierSecurityProbe",
+            dependencies: ["Courier", .product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
         .testTarget(
             name: "CourierTests",
             dependencies: [
-                "Courier", "CourierTesting",
+                "Courier", "CourierTesting", "CourierSecurityProbe",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -7,7 +7,8 @@
 # Fast when everything is already there: one dpkg-query and one python3 call,
 # no network access. apt-get update runs only when an apt package is missing.
 #
-# apt:  libcurl4-openssl-dev (CCurl), nginx with the ssl + http_v2 modules, openssl
+# apt:  libcurl4-openssl-dev (CCurl), libssl-dev (COpenSSL), strace (debugger-detection
+#       test), nginx with the ssl + http_v2 modules, openssl
 #       (the test PKI), curl, pkg-config, python3 + pip.
 # pip:  the pinned set below, installed into the `python3` on PATH (the one that
 #       Tests/Servers/serve.py runs under).
@@ -18,7 +19,8 @@ CHECK_ONLY=0
 
 # Debian 12 "bookworm": `nginx` is the real package (ssl, http_v2, proxy, limit_rate
 # all built in); `nginx-light` is only a transitional package that pulls it in.
-APT_PACKAGES=(libcurl4-openssl-dev nginx openssl curl pkg-config python3 python3-pip)
+# Security: libssl-dev for the TLS verify hook (COpenSSL); strace for the debugger-detection test.
+APT_PACKAGES=(libcurl4-openssl-dev libssl-dev nginx openssl curl pkg-config python3 python3-pip strace)
 
 # Verified together on Python 3.11 / Debian 12. httpbin's /brotli endpoint needs
 # brotlicffi (a dependency of httpbin itself); greenlet<3 is httpbin's own pin on 3.11.

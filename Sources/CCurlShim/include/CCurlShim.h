@@ -42,3 +42,6 @@ long ccurl_readfunc_abort(void);
 #pragma clang assume_nonnull end
 
 #endif
+
+// Security: the TLS trust hook (pins, pinned CA stores, client certificates).
+#include "CCourierTLS.h"

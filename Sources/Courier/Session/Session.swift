@@ -48,7 +48,7 @@ public actor Session {
     public init(configuration: Configuration = Configuration(), transport: (any Transport)? = nil) {
         self.configuration = configuration
         self.ownsTransport = transport == nil
-        let transport = transport ?? CurlTransport()
+        let transport = transport ?? CurlTransport(configuration: .init(security: configuration.security))  // Security
         self.transport = transport
         self.userAgent = configuration.userAgent
         self.base = configuration.baseURL.map(BaseURL.init)
@@ -211,6 +211,7 @@ public actor Session {
         for field in configuration.defaultHeaderFields where request.headerFields[field.name] == nil {
             request.headerFields.append(field)
         }
+        try configuration.security.screen(request, transport: transport)  // Security: SecurityConfiguration+Screening.swift
         request.headerFields.append(HTTPField(name: .userAgent, value: userAgent))
         return request
     }

@@ -1,16 +1,84 @@
 internal import CCurlShim
+import HTTPTypes
 
 extension CurlTransfer {
-    /// Applies the TLS policy to an HTTPS transfer (or one through a proxy).
+    /// Applies the TLS policy to a transfer (loop thread).
     ///
-    /// Peer and host name verification stay on: libcurl verifies both by default and
-    /// nothing here turns them off.
+    /// Called for every transfer; it does nothing for plain HTTP on a transport without a
+    /// secured ``CurlTransport/Configuration/security``. Peer and host name verification
+    /// stay on: libcurl verifies both by default, a secured transport sets them explicitly,
+    /// and nothing here or in the public API turns them off.
+    ///
+    /// On a secured transport, every transfer — plain HTTP ones too, so that an
+    /// HTTP-to-HTTPS redirect cannot open an unchecked TLS connection that a later request
+    /// would reuse — gets the `CURLOPT_SSL_CTX_FUNCTION` hook (``CurlTLSHook``). libcurl
+    /// calls it for each new TLS connection, with the connection's host in
+    /// `CURLINFO_EFFECTIVE_URL`, and the hook applies that host's policy. Only HTTPS may
+    /// be used, for the request and for redirects.
     func configureTLS(_ easy: UnsafeMutableRawPointer, transport: CurlTransport.Configuration) throws {
-        let version = transport.minimumTLSVersion == .v1_3 ? CURL_SSLVERSION_TLSv1_3 : CURL_SSLVERSION_TLSv1_2
+        let security = transport.security
+        guard security.isSecured || isHTTPS || transport.proxy != .none else { return }
+        let minimum = security.minimumTLSVersion == .v1_3 ? .v1_3 : transport.minimumTLSVersion
+        let version = minimum == .v1_3 ? CURL_SSLVERSION_TLSv1_3 : CURL_SSLVERSION_TLSv1_2
         try set(easy, CURLOPT_SSLVERSION, Int(version))
         if let bundle = transport.trustedCertificateBundlePath {
             try set(easy, CURLOPT_CAINFO, bundle)
             try set(easy, CURLOPT_CAPATH, nil)
         }
+        guard security.isSecured, let compiled = security.compiled else { return }
+        try TLSBackend.check()
+        try set(easy, CURLOPT_SSL_VERIFYPEER, 1)
+        try set(easy, CURLOPT_SSL_VERIFYHOST, 2)
+        try set(easy, CURLOPT_PROTOCOLS_STR, "https")
+        try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, "https")
+        try check(ccurl_easy_setopt_ssl_ctx_function(easy, CurlTLSHook.sslContext), "the TLS trust hook")
+        try set(easy, CURLOPT_SSL_CTX_DATA, pointer: Unmanaged.passUnretained(compiled).toOpaque())
+    }
+
+    /// The ``SecurityError`` for a transfer that the TLS hook refused, or `nil` for any
+    /// other failure (loop thread, before the easy handle is reset).
+    ///
+    /// The hook refuses a chain with `X509_V_ERR_APPLICATION_VERIFICATION`, which libcurl
+    /// reports as `CURLE_PEER_FAILED_VERIFICATION` with that verify result. The host is the
+    /// one of the connection that failed (after a redirect, the redirect's).
+    func securityFailure(_ code: CURLcode) -> SecurityError? {
+        guard code == CURLE_PEER_FAILED_VERIFICATION, let easy, let compiled = loop.configuration.security.compiled else {
+            return nil
+        }
+        var result = 0
+        guard ccurl_easy_getinfo_long(easy, CURLINFO_SSL_VERIFYRESULT, &result) == CURLE_OK,
+            result == ccourier_tls_application_verification_error()
+        else { return nil }
+        var url: UnsafePointer<CChar>?
+        _ = ccurl_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &url)
+        let host = url.flatMap { HostName.host(ofURL: String(cString: $0)) } ?? request.authority ?? "the server"
+        guard let policy = compiled.policy(forHost: host) else { return SecurityError.untrustedHost(host) }
+        return SecurityError.pinMismatch(
+            host: host,
+            expected: policy.pins,
+            pinnedCertificateAuthorities: policy.pinnedCertificateAuthorities
+        )
+    }
+}
+
+/// The `CURLOPT_SSL_CTX_FUNCTION` callback of secured transfers.
+///
+/// A static member of a nonisolated type, so that Swift does not infer an actor for it:
+/// libcurl calls it on the loop thread, while it sets up a new TLS connection.
+enum CurlTLSHook {
+    /// Applies the policy of the connection's host to the `SSL_CTX`: pinned roots, client
+    /// certificate, and the verify hook that matches pins against the verified chain. A host
+    /// without a policy gets a hook that refuses every chain.
+    static let sslContext: ccurl_ssl_ctx_callback = { easy, sslContext, userData in
+        guard let easy, let sslContext, let userData else { return CURLE_SSL_CERTPROBLEM }
+        let compiled = Unmanaged<CompiledTrust>.fromOpaque(userData).takeUnretainedValue()
+        var url: UnsafePointer<CChar>?
+        guard ccurl_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK, let url,
+            let host = HostName.host(ofURL: String(cString: url))
+        else {
+            return ccourier_tls_apply(sslContext, nil) == 1 ? CURLE_OK : CURLE_SSL_CERTPROBLEM
+        }
+        let policy = compiled.handle(forHost: host)
+        return ccourier_tls_apply(sslContext, policy) == 1 ? CURLE_OK : CURLE_SSL_CERTPROBLEM
     }
 }

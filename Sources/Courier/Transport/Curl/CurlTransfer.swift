@@ -91,7 +91,7 @@ final class CurlTransfer: @unchecked Sendable {
         try set(easy, CURLOPT_ACCEPT_ENCODING, "")
         try set(easy, CURLOPT_HTTP_VERSION, transport.allowsHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1))
         try set(easy, CURLOPT_PIPEWAIT, 1)
-        if isHTTPS || transport.proxy != .none {
+        if isHTTPS || transport.proxy != .none || transport.security.isSecured {  // Security: see CurlTransfer+TLS.swift
             try configureTLS(easy, transport: transport)
         }
         if let timeout = options.connectTimeout { try set(easy, CURLOPT_CONNECTTIMEOUT_MS, timeout.milliseconds) }
@@ -350,6 +350,10 @@ final class CurlTransfer: @unchecked Sendable {
 
     func complete(_ code: CURLcode) {
         guard code == CURLE_OK else {
+            if failure == nil, let refused = securityFailure(code) {  // Security: pin mismatch/untrusted host (CurlTransfer+TLS.swift)
+                fail(refused)
+                return
+            }
             fail(failure ?? TransportError(curlCode: code, detail: String(cString: errorBuffer), https: isHTTPS))
             return
         }

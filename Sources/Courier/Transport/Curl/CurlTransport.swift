@@ -44,6 +44,17 @@ public final class CurlTransport: Transport {
         public var minimumTLSVersion: TLSVersion
         /// Whether HTTPS may use HTTP/2 when the server offers it.
         public var allowsHTTP2: Bool
+        // Security (Sources/Courier/Security):
+        /// The trust policies every connection is checked against.
+        ///
+        /// With a secured configuration, each TLS connection is checked against the policy
+        /// of the host it goes to — the request's host or a redirect's — in the handshake:
+        /// pins are matched against the verified chain, a pinned CA bundle replaces
+        /// ``trustedCertificateBundlePath``, a host without a policy is refused, and the
+        /// TLS minimum is the higher of ``minimumTLSVersion`` and the configuration's.
+        /// Plain HTTP is refused. ``SecurityConfiguration/unpinned`` (the default) checks
+        /// certificates against ``trustedCertificateBundlePath`` or the system's store only.
+        public var security: SecurityConfiguration
 
         /// Creates a configuration.
         ///
@@ -54,13 +65,15 @@ public final class CurlTransport: Transport {
         ///   - trustedCertificateBundlePath: A CA bundle to trust instead of the system's.
         ///   - minimumTLSVersion: The lowest TLS version accepted.
         ///   - allowsHTTP2: Whether HTTPS may use HTTP/2.
+        ///   - security: The trust policies every connection is checked against (none by default).
         public init(
             maximumConnectionsPerHost: Int = 0,
             maximumConnections: Int = 0,
             proxy: Proxy = .environment,
             trustedCertificateBundlePath: String? = nil,
             minimumTLSVersion: TLSVersion = .v1_2,
-            allowsHTTP2: Bool = true
+            allowsHTTP2: Bool = true,
+            security: SecurityConfiguration = .unpinned
         ) {
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.maximumConnections = maximumConnections
@@ -68,6 +81,7 @@ public final class CurlTransport: Transport {
             self.trustedCertificateBundlePath = trustedCertificateBundlePath
             self.minimumTLSVersion = minimumTLSVersion
             self.allowsHTTP2 = allowsHTTP2
+            self.security = security
         }
     }
 

@@ -1,0 +1,303 @@
+// See include/CCourierTLS.h. Mechanism only: the Swift side decides which policy applies
+// to which host (Sources/Courier/Security) and hands a compiled policy to these functions.
+#include "CCourierTLS.h"
+
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ccourier_tls_policy {
+    uint8_t *pins;                  // pin_count * CCOURIER_PIN_LENGTH bytes
+    size_t pin_count;
+    X509_STORE *store;              // the pinned roots, or NULL for the transfer's CA store
+    X509 *client_certificate;       // with client_key, or both NULL
+    EVP_PKEY *client_key;
+    STACK_OF(X509) *client_chain;   // may be NULL
+};
+
+// MARK: errors
+
+/// Writes the OpenSSL error queue's first reason after `what`, and empties the queue so
+/// that libcurl never sees a stale error on this thread.
+static void ccourier_describe(char *error, size_t error_size, const char *what, const char *path) {
+    unsigned long code = ERR_get_error();
+    char reason[256] = "";
+    if (code != 0) ERR_error_string_n(code, reason, sizeof reason);
+    if (error != NULL && error_size > 0) {
+        if (reason[0] != '\0') {
+            snprintf(error, error_size, "%s %s: %s", what, path, reason);
+        } else {
+            snprintf(error, error_size, "%s %s", what, path);
+        }
+    }
+    ERR_clear_error();
+}
+
+// MARK: backend
+
+int ccourier_tls_backend_is_openssl(const char **curl_backend, const char **linked_openssl) {
+    *linked_openssl = OpenSSL_version(OPENSSL_VERSION);
+    curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
+    *curl_backend = info != NULL ? info->ssl_version : NULL;
+    if (info == NULL || info->ssl_version == NULL || (info->features & CURL_VERSION_SSL) == 0) return 0;
+    // A multi-SSL build lists inactive backends in parentheses: the active one comes first.
+    const char *prefix = "OpenSSL/";
+    if (strncmp(info->ssl_version, prefix, strlen(prefix)) != 0) return 0;
+    unsigned long major = strtoul(info->ssl_version + strlen(prefix), NULL, 10);
+    return major == OPENSSL_VERSION_MAJOR && major == OPENSSL_version_major();
+}
+
+long ccourier_tls_application_verification_error(void) {
+    return X509_V_ERR_APPLICATION_VERIFICATION;
+}
+
+// MARK: SPKI digests
+
+/// SHA-256 of the DER SubjectPublicKeyInfo of `certificate`.
+static int ccourier_spki_sha256(X509 *certificate, uint8_t *digest) {
+    unsigned char *der = NULL;
+    int length = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(certificate), &der);
+    if (length <= 0) return 0;
+    unsigned int written = 0;
+    int ok = EVP_Digest(der, (size_t)length, digest, &written, EVP_sha256(), NULL);
+    OPENSSL_free(der);
+    return ok == 1 && written == CCOURIER_PIN_LENGTH;
+}
+
+static int ccourier_matches_pin(const ccourier_tls_policy *policy, X509 *certificate) {
+    uint8_t digest[CCOURIER_PIN_LENGTH];
+    if (!ccourier_spki_sha256(certificate, digest)) return 0;
+    for (size_t index = 0; index < policy->pin_count; index++) {
+        if (memcmp(policy->pins + index * CCOURIER_PIN_LENGTH, digest, CCOURIER_PIN_LENGTH) == 0) return 1;
+    }
+    return 0;
+}
+
+// MARK: the verify hook
+
+/// Verifies the peer's chain against the policy's pinned roots alone, in a context of its
+/// own: the SSL_CTX's store is libcurl's (the transfer's CA bundle, shared through
+/// libcurl's CA cache), so it is neither replaced nor added to. The verification
+/// parameters (purpose, depth, security level, flags) are those libssl set up for the
+/// handshake. The result — error or verified chain — is copied back to `store_ctx`.
+static int ccourier_verify_with_pinned_roots(X509_STORE_CTX *store_ctx, X509_STORE *roots) {
+    X509_STORE_CTX *own = X509_STORE_CTX_new();
+    if (own == NULL ||
+        !X509_STORE_CTX_init(own, roots, X509_STORE_CTX_get0_cert(store_ctx), X509_STORE_CTX_get0_untrusted(store_ctx)) ||
+        !X509_VERIFY_PARAM_set1(X509_STORE_CTX_get0_param(own), X509_STORE_CTX_get0_param(store_ctx))) {
+        X509_STORE_CTX_free(own);
+        X509_STORE_CTX_set_error(store_ctx, X509_V_ERR_OUT_OF_MEM);
+        return 0;
+    }
+    int verified = X509_verify_cert(own);
+    if (verified > 0) {
+        X509_STORE_CTX_set0_verified_chain(store_ctx, X509_STORE_CTX_get1_chain(own));
+        X509_STORE_CTX_set_error(store_ctx, X509_V_OK);
+    } else {
+        X509_STORE_CTX_set_error(store_ctx, X509_STORE_CTX_get_error(own));
+        X509_STORE_CTX_set_error_depth(store_ctx, X509_STORE_CTX_get_error_depth(own));
+        verified = 0;
+    }
+    X509_STORE_CTX_free(own);
+    return verified;
+}
+
+/// Replaces OpenSSL's chain verification for one handshake: the chain must verify as
+/// usual — against the policy's pinned roots when it has some, otherwise against
+/// libcurl's store — and then, when the policy has pins, one certificate of the VERIFIED
+/// chain (leaf, intermediate or root) must match one of them. A NULL policy refuses every
+/// chain.
+static int ccourier_verify(X509_STORE_CTX *store_ctx, void *argument) {
+    const ccourier_tls_policy *policy = argument;
+    if (policy == NULL) {
+        X509_STORE_CTX_set_error(store_ctx, X509_V_ERR_APPLICATION_VERIFICATION);
+        return 0;
+    }
+    int verified = policy->store != NULL ? ccourier_verify_with_pinned_roots(store_ctx, policy->store)
+                                         : X509_verify_cert(store_ctx);
+    if (verified <= 0 || policy->pin_count == 0) return verified;
+    STACK_OF(X509) *chain = X509_STORE_CTX_get0_chain(store_ctx);
+    int count = chain != NULL ? sk_X509_num(chain) : 0;
+    for (int index = 0; index < count; index++) {
+        if (ccourier_matches_pin(policy, sk_X509_value(chain, index))) return 1;
+    }
+    X509_STORE_CTX_set_error(store_ctx, X509_V_ERR_APPLICATION_VERIFICATION);
+    return 0;
+}
+
+int ccourier_tls_apply(void *ssl_ctx, const ccourier_tls_policy *policy) {
+    SSL_CTX *context = ssl_ctx;
+    // The SSL_CTX's certificate store is libcurl's and must stay so: libcurl fills and
+    // caches it after this callback. Pinned roots are used in the verify hook instead.
+    if (policy != NULL && policy->client_certificate != NULL && policy->client_key != NULL) {
+        if (SSL_CTX_use_cert_and_key(context, policy->client_certificate, policy->client_key, policy->client_chain, 1) !=
+            1) {
+            ERR_clear_error();
+            return 0;
+        }
+    }
+    // Abort the handshake itself on a refused chain (libcurl would otherwise finish it and
+    // check the verify result afterwards; no request byte is sent either way).
+    SSL_CTX_set_verify(context, SSL_VERIFY_PEER, SSL_CTX_get_verify_callback(context));
+    SSL_CTX_set_cert_verify_callback(context, ccourier_verify, (void *)policy);
+    return 1;
+}
+
+// MARK: policies
+
+ccourier_tls_policy *ccourier_tls_policy_create(void) {
+    return calloc(1, sizeof(ccourier_tls_policy));
+}
+
+void ccourier_tls_policy_free(ccourier_tls_policy *policy) {
+    if (policy == NULL) return;
+    free(policy->pins);
+    X509_STORE_free(policy->store);
+    X509_free(policy->client_certificate);
+    EVP_PKEY_free(policy->client_key);
+    sk_X509_pop_free(policy->client_chain, X509_free);
+    free(policy);
+}
+
+int ccourier_tls_policy_add_pin(ccourier_tls_policy *policy, const uint8_t *digest) {
+    uint8_t *pins = realloc(policy->pins, (policy->pin_count + 1) * CCOURIER_PIN_LENGTH);
+    if (pins == NULL) return 0;
+    memcpy(pins + policy->pin_count * CCOURIER_PIN_LENGTH, digest, CCOURIER_PIN_LENGTH);
+    policy->pins = pins;
+    policy->pin_count += 1;
+    return 1;
+}
+
+int ccourier_tls_policy_set_ca_bundle(ccourier_tls_policy *policy, const char *path, char *error,
+                                      size_t error_size) {
+    X509_STORE *store = X509_STORE_new();
+    if (store == NULL) {
+        ccourier_describe(error, error_size, "cannot allocate a certificate store for", path);
+        return 0;
+    }
+    X509_LOOKUP *lookup = X509_STORE_add_lookup(store, X509_LOOKUP_file());
+    int loaded = lookup != NULL ? X509_load_cert_crl_file(lookup, path, X509_FILETYPE_PEM) : 0;
+    if (loaded <= 0) {
+        ccourier_describe(error, error_size, "cannot load a CA certificate from", path);
+        X509_STORE_free(store);
+        return 0;
+    }
+    // As libcurl does for its own store: a CA of the bundle may be an intermediate.
+    X509_STORE_set_flags(store, X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_TRUSTED_FIRST);
+    X509_STORE_free(policy->store);
+    policy->store = store;
+    ERR_clear_error();
+    return 1;
+}
+
+/// Supplies the key's password; with none, refuses (OpenSSL would otherwise prompt on the terminal).
+static int ccourier_password(char *buffer, int size, int writing, void *userdata) {
+    (void)writing;
+    const char *password = userdata;
+    if (password == NULL || size <= 0) return 0;
+    size_t length = strlen(password);
+    if (length > (size_t)size) return 0;
+    memcpy(buffer, password, length);
+    return (int)length;
+}
+
+int ccourier_tls_policy_set_client_certificate(ccourier_tls_policy *policy, const char *certificate_path,
+                                               const char *key_path, const char *password, char *error,
+                                               size_t error_size) {
+    BIO *bio = BIO_new_file(certificate_path, "r");
+    X509 *certificate = bio != NULL ? PEM_read_bio_X509(bio, NULL, ccourier_password, NULL) : NULL;
+    if (certificate == NULL) {
+        ccourier_describe(error, error_size, "cannot read a PEM client certificate from", certificate_path);
+        BIO_free(bio);
+        return 0;
+    }
+    STACK_OF(X509) *chain = sk_X509_new_null();
+    X509 *extra;
+    while (chain != NULL && (extra = PEM_read_bio_X509(bio, NULL, ccourier_password, NULL)) != NULL) {
+        if (!sk_X509_push(chain, extra)) X509_free(extra);
+    }
+    BIO_free(bio);
+    ERR_clear_error();  // the end of the file ends the loop with an error
+
+    BIO *key_bio = BIO_new_file(key_path, "r");
+    EVP_PKEY *key = key_bio != NULL ? PEM_read_bio_PrivateKey(key_bio, NULL, ccourier_password, (void *)password) : NULL;
+    BIO_free(key_bio);
+    if (key == NULL) {
+        ccourier_describe(error, error_size,
+                          password != NULL ? "cannot read or decrypt the PEM private key (is the password right?)"
+                                           : "cannot read the PEM private key (is it encrypted? give its password)",
+                          key_path);
+        X509_free(certificate);
+        sk_X509_pop_free(chain, X509_free);
+        return 0;
+    }
+    if (X509_check_private_key(certificate, key) != 1) {
+        ccourier_describe(error, error_size, "the private key does not belong to the client certificate", certificate_path);
+        X509_free(certificate);
+        EVP_PKEY_free(key);
+        sk_X509_pop_free(chain, X509_free);
+        return 0;
+    }
+    X509_free(policy->client_certificate);
+    EVP_PKEY_free(policy->client_key);
+    sk_X509_pop_free(policy->client_chain, X509_free);
+    policy->client_certificate = certificate;
+    policy->client_key = key;
+    policy->client_chain = chain;
+    ERR_clear_error();
+    return 1;
+}
+
+// MARK: pins from files
+
+int ccourier_spki_sha256_from_file(const char *path, uint8_t *digests, size_t capacity, size_t *count, char *error,
+                                   size_t error_size) {
+    *count = 0;
+    BIO *bio = BIO_new_file(path, "rb");
+    if (bio == NULL) {
+        ccourier_describe(error, error_size, "cannot open", path);
+        return 0;
+    }
+    X509 *certificate;
+    while (*count < capacity && (certificate = PEM_read_bio_X509(bio, NULL, ccourier_password, NULL)) != NULL) {
+        int ok = ccourier_spki_sha256(certificate, digests + *count * CCOURIER_PIN_LENGTH);
+        X509_free(certificate);
+        if (!ok) {
+            ccourier_describe(error, error_size, "cannot hash the public key of a certificate in", path);
+            BIO_free(bio);
+            return 0;
+        }
+        *count += 1;
+    }
+    ERR_clear_error();
+    if (*count == 0) {
+        // Not PEM: try one DER certificate.
+        (void)BIO_reset(bio);
+        certificate = d2i_X509_bio(bio, NULL);
+        if (certificate != NULL) {
+            int ok = ccourier_spki_sha256(certificate, digests);
+            X509_free(certificate);
+            if (ok) *count = 1;
+        }
+    }
+    BIO_free(bio);
+    if (*count == 0) {
+        ccourier_describe(error, error_size, "no PEM or DER certificate in", path);
+        return 0;
+    }
+    ERR_clear_error();
+    return 1;
+}
+
+// MARK: libcurl
+
+CURLcode ccurl_easy_setopt_ssl_ctx_function(CURL *handle, ccurl_ssl_ctx_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_SSL_CTX_FUNCTION, callback);
+}

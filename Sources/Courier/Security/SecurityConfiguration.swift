@@ -1,0 +1,137 @@
+/// Whether a session is secured — every request pinned, to trusted hosts only — or plain.
+///
+/// A **secured** configuration is what secured resource access runs on: the user and
+/// device clients require one, and only a secured session may carry credentials.
+///
+/// ```swift
+/// let security = try SecurityConfiguration.secured(
+///     trust: [
+///         try TrustPolicy(host: "api.example.com",
+///                         pins: [try SPKIPin("sha256//current…="), try SPKIPin("sha256//backup…=")]),
+///     ],
+///     detectsDebugger: true
+/// )
+/// let session = Session(configuration: .init(baseURL: URL(string: "https://api.example.com")!, security: security))
+/// ```
+///
+/// On a secured session, before anything is sent, a request is refused when:
+/// - it is not HTTPS (``SecurityError/Kind/insecureScheme``);
+/// - its host, given as the base URL or as an absolute URL, has no ``TrustPolicy``
+///   (``SecurityError/Kind/untrustedHost``);
+/// - the caller set `Authorization` or `User-Agent`, which Courier owns
+///   (``SessionError/Kind/invalidHeader``);
+/// - debugger detection is on and a tracer is attached (``SecurityError/Kind/debuggerAttached``).
+///
+/// Every TLS connection is then checked against the policy of the host it goes to, also
+/// after a redirect: hosts without a policy are refused in the handshake, pins are matched
+/// against the verified chain, and the TLS version is at least ``minimumTLSVersion``.
+/// Redirects never go from HTTPS to HTTP, and libcurl drops `Authorization` and `Cookie`
+/// when a redirect leaves the origin.
+///
+/// ``unpinned`` is the plain configuration: TLS is verified against the system's CA store
+/// (or the transport's bundle), nothing is pinned, any host may be reached, and no
+/// credential may be attached (``mayAttachCredentials(to:)`` is always `false`).
+public struct SecurityConfiguration: Sendable, Hashable, CustomStringConvertible {
+    /// Whether the configuration is secured.
+    public let isSecured: Bool
+    /// The trusted hosts and how each is pinned; empty for ``unpinned``.
+    public let trustPolicies: [TrustPolicy]
+    /// The lowest TLS version of a secured connection: 1.2 by default, 1.3 selectable.
+    public let minimumTLSVersion: CurlTransport.Configuration.TLSVersion
+    /// Whether a secured request is refused while a debugger or tracer is attached.
+    public let detectsDebugger: Bool
+
+    /// The compiled policies; `nil` for ``unpinned``.
+    let compiled: CompiledTrust?
+
+    private init(
+        isSecured: Bool,
+        minimumTLSVersion: CurlTransport.Configuration.TLSVersion,
+        detectsDebugger: Bool,
+        compiled: CompiledTrust?
+    ) {
+        self.isSecured = isSecured
+        self.trustPolicies = compiled?.policies ?? []
+        self.minimumTLSVersion = minimumTLSVersion
+        self.detectsDebugger = detectsDebugger
+        self.compiled = compiled
+    }
+
+    /// A secured configuration: only the hosts of `trust`, always over pinned TLS.
+    ///
+    /// The certificate files named by the policies are read now.
+    ///
+    /// - Parameters:
+    ///   - trust: One policy per host or wildcard; at least one.
+    ///   - minimumTLSVersion: The lowest TLS version accepted (1.2 by default).
+    ///   - detectsDebugger: Whether to refuse requests while a debugger is attached
+    ///     (Linux: a non-zero `TracerPid` in `/proc/self/status`). Off by default.
+    /// - Returns: The configuration.
+    /// - Throws: ``SecurityError/Kind/invalidConfiguration`` for an empty trust set, a host
+    ///   pattern given twice, an unreadable CA bundle or client certificate, or a wrong key
+    ///   password; ``SecurityError/Kind/unsupportedTLSBackend`` when libcurl does not use
+    ///   OpenSSL, so pins could not be enforced.
+    public static func secured(
+        trust: [TrustPolicy],
+        minimumTLSVersion: CurlTransport.Configuration.TLSVersion = .v1_2,
+        detectsDebugger: Bool = false
+    ) throws -> SecurityConfiguration {
+        guard !trust.isEmpty else {
+            throw SecurityError.invalidConfiguration("a secured configuration needs at least one TrustPolicy")
+        }
+        try TLSBackend.check()
+        return SecurityConfiguration(
+            isSecured: true,
+            minimumTLSVersion: minimumTLSVersion,
+            detectsDebugger: detectsDebugger,
+            compiled: try CompiledTrust(policies: trust)
+        )
+    }
+
+    /// The plain configuration: nothing pinned, any host, and never a credential.
+    ///
+    /// TLS certificates and host names are still verified. Use it for plain HTTP(S)
+    /// access; secured resource access refuses a session configured this way.
+    public static let unpinned = SecurityConfiguration(
+        isSecured: false,
+        minimumTLSVersion: .v1_2,
+        detectsDebugger: false,
+        compiled: nil
+    )
+
+    /// The policy that applies to a host, or `nil` when the host is not trusted.
+    ///
+    /// An exact host wins over a wildcard.
+    ///
+    /// - Parameter host: A host name or IP address.
+    /// - Returns: The policy.
+    public func trustPolicy(forHost host: String) -> TrustPolicy? {
+        compiled?.policy(forHost: HostName.normalized(host))
+    }
+
+    /// Configurations are equal when they are both unpinned, or secured with the same
+    /// policies, TLS minimum and debugger detection.
+    public static func == (lhs: SecurityConfiguration, rhs: SecurityConfiguration) -> Bool {
+        if let left = lhs.compiled, let right = rhs.compiled, left === right {
+            return lhs.minimumTLSVersion == rhs.minimumTLSVersion && lhs.detectsDebugger == rhs.detectsDebugger
+        }
+        return lhs.isSecured == rhs.isSecured && lhs.trustPolicies == rhs.trustPolicies
+            && lhs.minimumTLSVersion == rhs.minimumTLSVersion && lhs.detectsDebugger == rhs.detectsDebugger
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(isSecured)
+        hasher.combine(trustPolicies)
+        hasher.combine(minimumTLSVersion)
+        hasher.combine(detectsDebugger)
+    }
+
+    /// `unpinned`, or `secured` with the trusted host patterns (never a secret).
+    public var description: String {
+        guard isSecured else { return "SecurityConfiguration.unpinned" }
+        let hosts = trustPolicies.map(\.host).joined(separator: ", ")
+        return "SecurityConfiguration.secured(\(hosts); TLS ≥ \(minimumTLSVersion == .v1_3 ? "1.3" : "1.2")"
+            + "\(detectsDebugger ? "; debugger detection" : ""))"
+    }
+}

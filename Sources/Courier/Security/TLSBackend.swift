@@ -1,0 +1,31 @@
+internal import CCurlShim
+
+/// Whether the libcurl in use can enforce Courier's chain pins.
+///
+/// The pins are checked by an OpenSSL verify hook that Courier installs on the `SSL_CTX`
+/// libcurl hands to `CURLOPT_SSL_CTX_FUNCTION`. That only works when libcurl's active TLS
+/// backend is OpenSSL of the same major version as the OpenSSL Courier links. Checked once
+/// per process; a secured configuration cannot be made otherwise, and a secured transfer
+/// fails before it connects (fail closed: a pinned host is never reached unpinned).
+enum TLSBackend {
+    /// `nil` when the backend can enforce pins, otherwise why not.
+    static let unsupportedReason: SecurityError? = {
+        CurlMultiLoop.globalInit
+        var curlBackend: UnsafePointer<CChar>?
+        var linked: UnsafePointer<CChar>?
+        let ok = ccourier_tls_backend_is_openssl(&curlBackend, &linked)
+        guard ok != 1 else { return nil }
+        let backend = curlBackend.map { String(cString: $0) } ?? "none"
+        let openSSL = linked.map { String(cString: $0) } ?? "unknown"
+        return SecurityError(
+            kind: .unsupportedTLSBackend,
+            message: "libcurl's TLS backend is \(backend), but pinning needs OpenSSL of the version Courier links "
+                + "(\(openSSL)); install libcurl4-openssl-dev. Secured requests are refused rather than sent unpinned"
+        )
+    }()
+
+    /// Throws ``SecurityError/Kind/unsupportedTLSBackend`` unless pins can be enforced.
+    static func check() throws {
+        if let unsupportedReason { throw unsupportedReason }
+    }
+}
