@@ -20,6 +20,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         case tooManyRedirects
         /// A redirect from HTTPS to plain HTTP was refused.
         case insecureRedirect
+        /// The proxy refused to open a tunnel (for example 407, authentication required).
+        case proxyFailure
         /// The response body exceeded the buffering limit.
         case responseTooLarge
         /// The request body could not be read or sent.
@@ -63,6 +65,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public static let tooManyRedirects = kind(.tooManyRedirects)
     /// Matches a refused HTTPS-to-HTTP redirect.
     public static let insecureRedirect = kind(.insecureRedirect)
+    /// Matches a proxy that refused the tunnel.
+    public static let proxyFailure = kind(.proxyFailure)
     /// Matches a body over the buffering limit.
     public static let responseTooLarge = kind(.responseTooLarge)
     /// Matches a failed request body.

@@ -174,6 +174,8 @@ struct ProxyTests {
         let error = await #expect(throws: TransportError.self) {
             try await anonymousTLS.send(HTTPRequest(method: .get, path: "/bytes/1k"))
         }
+        #expect(error?.kind == .proxyFailure)
+        #expect(error?.message.contains("407") == true)
         #expect(error?.curlCode == 56)  // CURLE_RECV_ERROR: "CONNECT tunnel failed, response 407"
         #expect(try env.proxyLogEntries().dropFirst(before).contains {
             $0.method == "CONNECT" && $0.status == 407 && $0.listener == "auth"

@@ -354,7 +354,7 @@ final class CurlTransfer: @unchecked Sendable {
                 fail(refused)
                 return
             }
-            fail(failure ?? TransportError(curlCode: code, detail: String(cString: errorBuffer), https: isHTTPS))
+            fail(failure ?? proxyFailure(code) ?? TransportError(curlCode: code, detail: String(cString: errorBuffer), https: isHTTPS))
             return
         }
         if let stream {
@@ -366,6 +366,16 @@ final class CurlTransfer: @unchecked Sendable {
         let response = Response(head: head, body: ResponseBody(data), metrics: metrics())
         continuation?.resume(returning: response)
         continuation = nil
+    }
+
+    /// A proxy that refused the tunnel (a CONNECT answered with 407, 403, 502…).
+    private func proxyFailure(_ code: CURLcode) -> TransportError? {
+        guard let easy else { return nil }
+        var connectCode = 0
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectCode)
+        guard connectCode >= 300 else { return nil }
+        let reason = connectCode == 407 ? "the proxy requires authentication (407)" : "the proxy refused the tunnel with status \(connectCode)"
+        return TransportError(kind: .proxyFailure, curlCode: Int(code.rawValue), message: reason)
     }
 
     func fail(_ error: any Error) {
