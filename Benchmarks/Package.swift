@@ -1,0 +1,78 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// The Courier benchmark harness: a separate package so that the library's own build and CI
+// never pull in AsyncHTTPClient or ordo-one/benchmark.
+//
+// - `LoadHarness` drives the load benchmark: it starts nginx, then runs each client below in
+//   its own process pinned to one CPU, and writes the table to RESULTS.md.
+// - `CourierLoadClient`, `AHCLoadClient`, `URLSessionLoadClient` and `CurlFloorClient` are
+//   those clients; each is a small executable so that its RSS and CPU are its own.
+// - `CourierMicro` holds the micro benchmarks (ordo-one/benchmark).
+let package = Package(
+    name: "CourierBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        // `name:` pins the identity to "courier" whatever the checkout's folder is called.
+        .package(name: "courier", path: "../"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // Shared by the Swift load clients: argument parsing, the bounded request loop,
+        // getrusage and the one-line JSON result.
+        .target(name: "LoadClientSupport", path: "Sources/LoadClientSupport"),
+        .executableTarget(
+            name: "CourierLoadClient",
+            dependencies: [
+                "LoadClientSupport",
+                .product(name: "Courier", package: "courier"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Sources/CourierLoadClient"
+        ),
+        .executableTarget(
+            name: "AHCLoadClient",
+            dependencies: [
+                "LoadClientSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Sources/AHCLoadClient"
+        ),
+        .executableTarget(
+            name: "URLSessionLoadClient",
+            dependencies: ["LoadClientSupport"],
+            path: "Sources/URLSessionLoadClient"
+        ),
+        // The floor: C driving libcurl multi directly, no Swift at all.
+        .executableTarget(
+            name: "CurlFloorClient",
+            path: "Sources/CurlFloorClient",
+            cSettings: [.define("_GNU_SOURCE"), .unsafeFlags(["-O2"])],
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .executableTarget(
+            name: "LoadHarness",
+            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/LoadHarness"
+        ),
+        .executableTarget(
+            name: "CourierMicro",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Courier", package: "courier"),
+                .product(name: "CourierTesting", package: "courier"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Benchmarks/CourierMicro",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)
