@@ -10,6 +10,16 @@ struct ResponseBuffer {
 
     mutating func reserve(_ minimumCapacity: Int) {
         guard minimumCapacity > capacity else { return }
+        if base == nil, minimumCapacity >= ResponseBufferPool.smallestPooled,
+            let pooled = ResponseBufferPool.pooledCapacity(for: minimumCapacity)
+        {
+            guard let buffer = ResponseBufferPool.shared.take(capacity: pooled) ?? malloc(pooled) else {
+                preconditionFailure("out of memory allocating a response buffer of \(pooled) bytes")
+            }
+            base = buffer
+            capacity = pooled
+            return
+        }
         guard let grown = realloc(base, minimumCapacity) else {
             preconditionFailure("out of memory growing a response buffer to \(minimumCapacity) bytes")
         }
@@ -36,6 +46,12 @@ struct ResponseBuffer {
         guard let base, count > 0 else {
             Foundation.free(self.base)
             return Data()
+        }
+        if ResponseBufferPool.pooledCapacity(for: capacity) == capacity {
+            let capacity = capacity
+            return Data(bytesNoCopy: base, count: count, deallocator: .custom { pointer, _ in
+                ResponseBufferPool.shared.give(pointer, capacity: capacity)
+            })
         }
         return Data(bytesNoCopy: base, count: count, deallocator: .free)
     }
