@@ -104,3 +104,6 @@ print("done in \(milliseconds(ContinuousClock.now - start)): \(versions.map { "\
 await session.shutdown()
 await quiet.shutdown()
 await transport.shutdown()
+
+// Secured resource access: the four request kinds, one refresh for a burst, pinning, logout.
+try await AuthDemo.run(readyFile: CommandLine.arguments[1])

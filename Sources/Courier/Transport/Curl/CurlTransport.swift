@@ -32,7 +32,11 @@ public final class CurlTransport: Transport {
             case v1_3
         }
 
-        /// The most connections to one host; `0` means no limit. Further requests wait.
+        /// The most connections to one host (8 by default); `0` means no limit. Further
+        /// requests wait for a free connection (or, over HTTP/2, share one).
+        ///
+        /// Without a limit, a burst of a thousand HTTPS requests on a fresh transport opens
+        /// hundreds of TLS connections at once and many time out in the handshake.
         public var maximumConnectionsPerHost: Int
         /// The most connections in all; `0` means no limit.
         public var maximumConnections: Int
@@ -59,7 +63,7 @@ public final class CurlTransport: Transport {
         /// Creates a configuration.
         ///
         /// - Parameters:
-        ///   - maximumConnectionsPerHost: The most connections to one host (no limit by default).
+        ///   - maximumConnectionsPerHost: The most connections to one host (8 by default).
         ///   - maximumConnections: The most connections in all (no limit by default).
         ///   - proxy: The proxy (the environment decides by default).
         ///   - trustedCertificateBundlePath: A CA bundle to trust instead of the system's.
@@ -67,7 +71,7 @@ public final class CurlTransport: Transport {
         ///   - allowsHTTP2: Whether HTTPS may use HTTP/2.
         ///   - security: The trust policies every connection is checked against (none by default).
         public init(
-            maximumConnectionsPerHost: Int = 0,
+            maximumConnectionsPerHost: Int = 8,
             maximumConnections: Int = 0,
             proxy: Proxy = .environment,
             trustedCertificateBundlePath: String? = nil,

@@ -1,0 +1,450 @@
+import Foundation
+public import Logging
+
+/// A token with the version the broker gave it.
+///
+/// Report a rejection with the same value (``TokenBroker/tokenRejected(_:)``): the version
+/// lets the broker tell a rejection of the current token from a late one for a token it has
+/// already replaced.
+public struct BrokeredToken: Sendable, Hashable, CustomStringConvertible {
+    /// The token.
+    public let token: OAuth2Token
+    /// The broker's version of it; each new token gets a higher one.
+    public let version: UInt64
+    /// The `Authorization` value, made once per token rather than once per request.
+    public let authorizationValue: String
+
+    /// Creates a brokered token.
+    ///
+    /// - Parameters:
+    ///   - token: The token.
+    ///   - version: Its version.
+    public init(token: OAuth2Token, version: UInt64) {
+        self.token = token
+        self.version = version
+        self.authorizationValue = token.authorizationValue
+    }
+
+    /// The version and the token's description (never the token itself).
+    public var description: String { "v\(version) \(token)" }
+}
+
+/// How many renewals a broker allows within a time window before it refuses with
+/// ``AuthError/Kind/excessiveRefresh``.
+public struct RefreshLimit: Sendable, Hashable {
+    /// The most successful renewals within ``window``.
+    public var maximumRefreshes: Int
+    /// The sliding window.
+    public var window: Duration
+
+    /// Creates a limit.
+    ///
+    /// - Parameters:
+    ///   - maximumRefreshes: The most renewals within the window (5 by default).
+    ///   - window: The window (30 seconds by default).
+    public init(maximumRefreshes: Int = 5, window: Duration = .seconds(30)) {
+        self.maximumRefreshes = max(1, maximumRefreshes)
+        self.window = window
+    }
+}
+
+/// Hands out a valid access token for one authorization level of one client, renewing it
+/// when needed — once, however many callers are waiting.
+///
+/// ```swift
+/// let broker = TokenBroker(level: .device, endpoint: endpoint, strategy: ClientCredentialsGrant())
+/// let token = try await broker.token()          // BrokeredToken
+/// request.headerFields[.authorization] = token.token.authorizationValue
+/// // … a 401 for it:
+/// let renewed = try await broker.tokenRejected(token)
+/// ```
+///
+/// ### What it guarantees
+///
+/// - **One renewal at a time.** When the token is missing, expired, within
+///   ``Configuration/leeway`` of expiry, or rejected, the first caller starts one operation —
+///   the level's ``GrantStrategy`` — and every concurrent caller awaits that same operation.
+///   Its result, token or error, reaches every waiter.
+/// - **Cancellation is per waiter.** A cancelled caller stops waiting with
+///   `CancellationError`; the renewal goes on for the others, because it runs in a task of
+///   its own.
+/// - **Versions.** ``tokenRejected(_:)`` renews only when the rejected token is still the
+///   current one. A burst of 401s for one token causes one renewal; a late 401 for a token
+///   already replaced causes none.
+/// - **A wiped grant means sign in again.** A renewal refused with `invalid_grant` (the
+///   refresh token was revoked or rotated away) wipes the level's tokens, in memory and in
+///   the store, and callers get ``AuthError/Kind/userNotAuthenticated``.
+/// - **No refresh storms.** More than ``RefreshLimit/maximumRefreshes`` successful renewals
+///   within ``RefreshLimit/window`` — a resource server that rejects every fresh token —
+///   gives ``AuthError/Kind/excessiveRefresh`` instead of another renewal.
+/// - **Store first.** A new token is written to the ``TokenStore`` (with rotation, the new
+///   refresh token replaces the old one in one write) before waiters get it, so a process
+///   that stops right after a refresh restarts with the refresh token the server expects.
+///
+/// Reading a still-valid token takes a lock, not an actor hop, so the steady state costs
+/// little; only a renewal goes through the actor.
+public actor TokenBroker {
+    /// Renewal timing and limits.
+    public struct Configuration: Sendable, Hashable {
+        /// How long before expiry a token is renewed (30 seconds by default). It is capped at
+        /// half the token's lifetime, so short-lived tokens are not renewed on every use.
+        public var leeway: Duration
+        /// The refresh-loop guard.
+        public var refreshLimit: RefreshLimit
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - leeway: How long before expiry to renew.
+        ///   - refreshLimit: The refresh-loop guard.
+        public init(leeway: Duration = .seconds(30), refreshLimit: RefreshLimit = RefreshLimit()) {
+            self.leeway = leeway
+            self.refreshLimit = refreshLimit
+        }
+    }
+
+    /// Counts for tests, the demo and metrics.
+    public struct Statistics: Sendable, Hashable {
+        /// Renewals started (each one strategy call).
+        public var renewals: Int = 0
+        /// Explicit grants started (sign-ins).
+        public var grants: Int = 0
+        /// Store reads.
+        public var loads: Int = 0
+    }
+
+    /// The level this broker serves.
+    public nonisolated let level: AuthorizationLevel
+    /// The token endpoint the strategy uses.
+    public nonisolated let endpoint: TokenEndpoint
+    /// Where the level's token is kept.
+    public nonisolated let store: any TokenStore
+    /// The key of the level's token in the store.
+    public nonisolated let storeKey: TokenStoreKey
+    /// Renewal timing and limits.
+    public nonisolated let configuration: Configuration
+
+    private let strategy: any GrantStrategy
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+    private var machine: StateMachine
+    private var futures: [StateMachine.OperationID: SharedTokenFuture] = [:]
+    private var lastWrite: Task<Void, Never>?
+    private var counters = Statistics()
+    private nonisolated let fastPath = LockedBox<(token: BrokeredToken, renewAt: Date)?>(nil)
+
+    /// Creates a broker.
+    ///
+    /// - Parameters:
+    ///   - level: The level it serves.
+    ///   - endpoint: The token endpoint (on a session without the auth middleware).
+    ///   - strategy: How to obtain a new token when there is none or it must be renewed:
+    ///     ``ClientCredentialsGrant`` for a device, ``RefreshTokenGrant`` for a user.
+    ///   - store: Where the token is kept; in memory by default.
+    ///   - configuration: Leeway and refresh limit.
+    ///   - logger: Where background work logs (never a token); nothing by default.
+    public init(
+        level: AuthorizationLevel,
+        endpoint: TokenEndpoint,
+        strategy: any GrantStrategy,
+        store: any TokenStore = InMemoryTokenStore(),
+        configuration: Configuration = Configuration(),
+        logger: Logger? = nil
+    ) {
+        self.init(
+            level: level,
+            endpoint: endpoint,
+            strategy: strategy,
+            store: store,
+            configuration: configuration,
+            logger: logger,
+            now: { Date() }
+        )
+    }
+
+    /// Creates a broker with a clock (the test seam).
+    init(
+        level: AuthorizationLevel,
+        endpoint: TokenEndpoint,
+        strategy: any GrantStrategy,
+        store: any TokenStore,
+        configuration: Configuration,
+        logger: Logger?,
+        now: @escaping @Sendable () -> Date
+    ) {
+        self.level = level
+        self.endpoint = endpoint
+        self.strategy = strategy
+        self.store = store
+        self.storeKey = TokenStoreKey(clientID: endpoint.client.clientID, level: level)
+        self.configuration = configuration
+        self.logger = logger ?? Session.silentLogger
+        self.now = now
+        self.machine = StateMachine(
+            level: level,
+            leeway: configuration.leeway,
+            refreshLimit: configuration.refreshLimit
+        )
+    }
+
+    // MARK: Public API
+
+    /// A valid token: the current one, or a new one from the one renewal in flight.
+    ///
+    /// - Returns: The token and its version.
+    /// - Throws: ``AuthError`` (``AuthError/Kind/userNotAuthenticated`` when there is no
+    ///   user, ``AuthError/Kind/excessiveRefresh`` past the refresh limit, …), or
+    ///   `CancellationError` when the calling task is cancelled while waiting.
+    public nonisolated func token() async throws -> BrokeredToken {
+        if let token = cachedToken() { return token }
+        return try await slowToken()
+    }
+
+    /// Reports that a resource server rejected `rejected` (HTTP 401) and returns the token to
+    /// retry with.
+    ///
+    /// When `rejected` is still current, it is renewed (once, however many callers report
+    /// it); otherwise the newer token is returned at once.
+    ///
+    /// - Parameter rejected: The token that was sent, as ``token()`` returned it.
+    /// - Returns: The token to retry with.
+    /// - Throws: As ``token()``.
+    public func tokenRejected(_ rejected: BrokeredToken) async throws -> BrokeredToken {
+        let action = machine.tokenRejected(version: rejected.version, now: now())
+        syncFastPath()
+        return try await perform(action)
+    }
+
+    /// Runs a grant the app chose (a sign-in) and makes its token the level's token.
+    ///
+    /// Waits for an operation in flight to finish first. Callers that need a token while the
+    /// grant runs wait for it. A failed grant leaves the previous token as it was.
+    ///
+    /// - Parameter grant: The grant, such as ``PasswordGrant`` or ``AuthorizationCodeGrant``.
+    /// - Returns: The new token.
+    /// - Throws: ``AuthError`` from the grant, or `CancellationError`.
+    @discardableResult
+    public func authorize(with grant: any GrantStrategy) async throws -> BrokeredToken {
+        while true {
+            try Task.checkCancellation()
+            if let operation = machine.grantRequested() {
+                syncFastPath()
+                counters.grants += 1
+                let (future, task) = launchTask(operation, current: machine.token, strategy: grant)
+                // A sign-in belongs to its caller: cancelling the caller cancels the grant
+                // (the browser step, say), unlike a renewal that others may be waiting for.
+                return try await withTaskCancellationHandler {
+                    try await future.value()
+                } onCancel: {
+                    task.cancel()
+                }
+            }
+            // Another operation is in flight: let it finish, then check the state again.
+            if let id = machine.operation?.id, let future = futures[id] {
+                _ = try? await future.value()
+            } else {
+                await Task.yield()
+            }
+        }
+    }
+
+    /// The current token without renewing it, reading the store if needed; `nil` when there
+    /// is none.
+    ///
+    /// - Returns: The token, possibly expired.
+    /// - Throws: ``TokenStoreError`` when the store must be read and cannot be.
+    public func currentToken() async throws -> OAuth2Token? {
+        if machine.isLoaded { return machine.token }
+        let stored = try await store.token(for: storeKey)
+        // The store was read outside the machine: prefer whatever the machine learnt meanwhile.
+        return machine.isLoaded ? machine.token : stored
+    }
+
+    /// Forgets the level's token, in memory and in the store (logout).
+    ///
+    /// Callers waiting for a renewal get ``AuthError/Kind/userNotAuthenticated``; a renewal
+    /// that finishes afterwards is dropped.
+    ///
+    /// - Returns: The token that was current, so the caller can revoke it.
+    /// - Throws: ``TokenStoreError`` when the store cannot be written; the token is forgotten
+    ///   in memory regardless.
+    @discardableResult
+    public func wipe() async throws -> OAuth2Token? {
+        let previous = machine.token
+        let abandoned = machine.wiped()
+        syncFastPath()
+        if let abandoned, let future = futures.removeValue(forKey: abandoned) {
+            future.complete(
+                .failure(
+                    AuthError(kind: .userNotAuthenticated, message: "the \(level) tokens were wiped", level: level)
+                )
+            )
+        }
+        if let error = await persist(nil) { throw error }
+        return previous
+    }
+
+    /// Counts of renewals, grants and store reads so far.
+    public var statistics: Statistics { counters }
+
+    // MARK: Operations
+
+    private nonisolated func cachedToken() -> BrokeredToken? {
+        let current = now()
+        return fastPath.withLock { entry in
+            guard let entry, current < entry.renewAt else { return nil }
+            return entry.token
+        }
+    }
+
+    private func slowToken() async throws -> BrokeredToken {
+        let action = machine.tokenRequested(now: now())
+        syncFastPath()
+        return try await perform(action)
+    }
+
+    private func perform(_ action: StateMachine.TokenAction) async throws -> BrokeredToken {
+        switch action {
+        case .use(let token):
+            return token
+        case .fail(let error):
+            throw error
+        case .join(let id):
+            guard let future = futures[id] else {
+                // Unreachable: every operation in flight has a future. Ask again rather than trap.
+                return try await slowToken()
+            }
+            return try await future.value()
+        case .start(let operation, let current):
+            return try await launch(operation, current: current, strategy: strategy).value()
+        }
+    }
+
+    /// Starts an operation in a task of its own, so that no caller's cancellation stops it.
+    private func launch(_ operation: StateMachine.Operation, current: OAuth2Token?, strategy: any GrantStrategy)
+        -> SharedTokenFuture
+    {
+        launchTask(operation, current: current, strategy: strategy).future
+    }
+
+    private func launchTask(_ operation: StateMachine.Operation, current: OAuth2Token?, strategy: any GrantStrategy)
+        -> (future: SharedTokenFuture, task: Task<Void, Never>)
+    {
+        let future = SharedTokenFuture()
+        futures[operation.id] = future
+        let task = Task {
+            let result = await self.run(operation, current: current, strategy: strategy)
+            self.finish(operation.id, future: future, result: result)
+        }
+        return (future, task)
+    }
+
+    private func finish(
+        _ id: StateMachine.OperationID,
+        future: SharedTokenFuture,
+        result: Result<BrokeredToken, any Error>
+    ) {
+        if futures[id] === future { futures[id] = nil }
+        future.complete(result)
+    }
+
+    /// Runs one operation to its end. Every `await` is followed by a fresh look at the
+    /// state machine, which may have moved on (logout) meanwhile.
+    private func run(_ operation: StateMachine.Operation, current: OAuth2Token?, strategy: any GrantStrategy) async
+        -> Result<BrokeredToken, any Error>
+    {
+        var current = current
+        var reason: GrantContext.Reason
+        switch operation.kind {
+        case .grant:
+            reason = .requested
+        case .renew(let why):
+            reason = why
+        case .load:
+            counters.loads += 1
+            let loaded: Result<OAuth2Token?, any Error>
+            do {
+                loaded = .success(try await store.token(for: storeKey))
+            } catch {
+                loaded = .failure(error)
+            }
+            let action = machine.loadCompleted(operation.id, result: loaded, now: now())
+            syncFastPath()
+            switch action {
+            case .resolve(let token):
+                return .success(token)
+            case .fail(let error):
+                return .failure(error)
+            case .discard:
+                return .failure(abandonedError())
+            case .renew(let stored, let why):
+                current = stored
+                reason = why
+            }
+        }
+
+        if reason != .requested { counters.renewals += 1 }
+        let context = GrantContext(level: level, current: current, reason: reason, endpoint: endpoint, logger: logger)
+        let obtained: Result<OAuth2Token, any Error>
+        do {
+            obtained = .success(try await strategy.obtainToken(context))
+        } catch {
+            obtained = .failure(error)
+        }
+
+        let action = machine.operationCompleted(operation.id, result: obtained, now: now())
+        syncFastPath()
+        switch action {
+        case .publish(let token):
+            logger.debug("\(level) token renewed (\(reason.rawValue)): version \(token.version)")
+            if let error = await persist(token.token) {
+                // The server has already rotated the refresh token: keep the new one in memory
+                // rather than lose the session; the store catches up on the next write.
+                logger.error("the \(level) token could not be stored: \(error)")
+            }
+            return .success(token)
+        case .fail(let error, let wipe):
+            logger.debug("\(level) token renewal failed: \(error.kind.rawValue)")
+            if wipe, let storeError = await persist(nil) {
+                logger.error("the \(level) token could not be removed from the store: \(storeError)")
+            }
+            if case .failure(let cause) = obtained, cause is CancellationError { return .failure(cause) }
+            return .failure(error)
+        case .discard:
+            return .failure(abandonedError())
+        }
+    }
+
+    /// Writes the store in the order the machine decided: each write waits for the previous
+    /// one, so a logout's removal cannot be overtaken by an earlier renewal's write.
+    private func persist(_ token: OAuth2Token?) async -> (any Error)? {
+        let previous = lastWrite
+        let store = self.store
+        let key = storeKey
+        let outcome = LockedBox<(any Error)?>(nil)
+        let write = Task {
+            await previous?.value
+            do {
+                try await store.setToken(token, for: key)
+            } catch {
+                outcome.withLock { $0 = error }
+            }
+        }
+        lastWrite = write
+        await write.value
+        return outcome.withLock { $0 }
+    }
+
+    private func syncFastPath() {
+        let entry = machine.fastPathToken
+        fastPath.withLock { $0 = entry }
+    }
+
+    private func abandonedError() -> AuthError {
+        AuthError(
+            kind: .userNotAuthenticated,
+            message: "the \(level) tokens were wiped during the renewal",
+            level: level
+        )
+    }
+}

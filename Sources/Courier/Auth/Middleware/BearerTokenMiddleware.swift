@@ -1,0 +1,94 @@
+public import HTTPTypes
+import Logging
+
+/// Decides whether a credential may be attached to a request: credential confinement
+/// (security invariant 1). ``SecurityConfiguration`` is the production policy.
+protocol CredentialPolicy: Sendable {
+    /// Throws unless a credential may go with `request` (absolute, as it will be sent).
+    func checkCredentialTarget(_ request: HTTPRequest) throws
+}
+
+/// Attaches the token of a ``TokenBroker`` to each request (RFC 6750 §2.1), and answers a
+/// 401 that rejects it by renewing the token once and resending.
+///
+/// - Before anything is sent, the request's host must be allowed to receive credentials
+///   (``SecurityConfiguration/checkCredentialTarget(_:)``): HTTPS, in the trust set. A
+///   request that already carries `Authorization` is refused: Courier owns that field.
+/// - A 401 whose `WWW-Authenticate` asks for a new bearer token (none, or
+///   `Bearer error="invalid_token"`) is reported to the broker with the version of the
+///   token that was sent. The broker renews only if that token is still current, so a
+///   burst of 401s renews once. The request is then resent once with the new token; a
+///   second 401 goes to the caller as the response.
+/// - A body that cannot be replayed is not resent: the 401 goes to the caller.
+/// - Renewing goes through the broker's token endpoint, which is not behind this
+///   middleware: no recursion.
+public struct BearerTokenMiddleware: Middleware {
+    /// The broker whose token is attached.
+    public let broker: TokenBroker
+    let policy: any CredentialPolicy
+
+    init(broker: TokenBroker, policy: any CredentialPolicy) {
+        self.broker = broker
+        self.policy = policy
+    }
+
+    /// Attaches the token, and renews and resends once on a 401 that rejects it.
+    public func intercept(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        context: MiddlewareContext,
+        next: Next
+    ) async throws -> Response {
+        guard request.headerFields[.authorization] == nil else {
+            throw SessionError.invalidHeader("Authorization is owned by Courier; a request may not set it")
+        }
+        try policy.checkCredentialTarget(request)
+        let sent = try await broker.token()
+        var authorized = request
+        authorized.headerFields[.authorization] = sent.authorizationValue
+        let response = try await next(authorized, body, context)
+        guard response.status.code == 401, AuthenticationChallenge.asksForNewBearerToken(response.headerFields) else {
+            return response
+        }
+        guard body?.isReplayable ?? true else {
+            context.logger.debug("401 for a body that cannot be replayed: not resending")
+            return response
+        }
+        let renewed = try await broker.tokenRejected(sent)
+        context.logger.debug("401 for \(broker.level) token v\(sent.version); resending with v\(renewed.version)")
+        authorized.headerFields[.authorization] = renewed.authorizationValue
+        var retry = context
+        retry.attempt += 1
+        return try await next(authorized, body, retry)
+    }
+}
+
+/// Attaches a client's id and secret as HTTP Basic credentials (RFC 7617), for resource
+/// servers that authenticate the client itself rather than a token.
+///
+/// The same confinement applies as for tokens: HTTPS to trusted hosts only.
+public struct ClientBasicMiddleware: Middleware {
+    private let value: String
+    let policy: any CredentialPolicy
+
+    init(client: OAuth2ClientCredentials, policy: any CredentialPolicy) {
+        self.value = OAuth2Form.basicCredentials(clientID: client.clientID, clientSecret: client.clientSecret ?? "")
+        self.policy = policy
+    }
+
+    /// Attaches the credentials.
+    public func intercept(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        context: MiddlewareContext,
+        next: Next
+    ) async throws -> Response {
+        guard request.headerFields[.authorization] == nil else {
+            throw SessionError.invalidHeader("Authorization is owned by Courier; a request may not set it")
+        }
+        try policy.checkCredentialTarget(request)
+        var authorized = request
+        authorized.headerFields[.authorization] = value
+        return try await next(authorized, body, context)
+    }
+}

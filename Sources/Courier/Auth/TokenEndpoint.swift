@@ -1,0 +1,371 @@
+import Foundation
+import HTTPTypes
+public import Logging
+
+/// The authorization server as a client sees it: token requests (RFC 6749 §3.2), token
+/// revocation (RFC 7009), with the client authenticated as configured.
+///
+/// A token endpoint has its own ``Session``, on the transport the resource requests use —
+/// so token traffic is pinned and logged like the rest — but without the auth middleware:
+/// a refresh that went through the layer that triggers refreshes would recurse
+/// (swift-openapi-generator #680). It has no retry middleware either, and Courier never
+/// resends a token request: a resent refresh grant would present a refresh token that
+/// rotation has already revoked.
+///
+/// Every token-endpoint request carries secrets (the client secret, a password, a refresh
+/// token, a code), so it goes only where credentials may go: the session must be secured
+/// and the authorization server's host must be in its trust set
+/// (``SecurityConfiguration/checkCredentialTarget(_:)``). Client authentication is added
+/// inside the session's middleware chain, after those checks.
+///
+/// Grant strategies call ``requestToken(grantType:parameters:requestedScope:)``; a strategy
+/// for a server that deviates from RFC 6749 can call ``send(grantType:parameters:)`` and
+/// read the response itself.
+public struct TokenEndpoint: Sendable {
+    /// The server's endpoints.
+    public let server: AuthorizationServer
+    /// The client and how it authenticates.
+    public let client: OAuth2ClientCredentials
+    /// The session token requests go through (no auth middleware, no retries).
+    public let session: Session
+    /// Where token-endpoint traffic is logged (the session's logging middleware redacts
+    /// credentials; bodies are never logged).
+    public let logger: Logger?
+    /// The largest token response read.
+    static let maximumResponseBytes = 1 << 20
+
+    /// Creates a token endpoint with a session of its own.
+    ///
+    /// - Parameters:
+    ///   - server: The server's endpoints.
+    ///   - client: The client and how it authenticates.
+    ///   - security: The secured configuration; the server's host must be in its trust set.
+    ///   - transport: The transport to send through; a ``CurlTransport`` configured with the
+    ///     same `security`, usually the one the resource requests use.
+    ///   - applicationProduct: The product token that opens the User-Agent.
+    ///   - middlewares: Middleware to run first (logging, say). Never add a retry or an auth
+    ///     middleware here.
+    ///   - logger: Where to log; nothing is logged by default.
+    public init(
+        server: AuthorizationServer,
+        client: OAuth2ClientCredentials,
+        security: SecurityConfiguration,
+        transport: any Transport,
+        applicationProduct: String? = nil,
+        middlewares: [any Middleware] = [],
+        logger: Logger? = nil
+    ) {
+        self.init(
+            server: server,
+            client: client,
+            policy: security,
+            security: security,
+            transport: transport,
+            applicationProduct: applicationProduct,
+            middlewares: middlewares,
+            logger: logger
+        )
+    }
+
+    init(
+        server: AuthorizationServer,
+        client: OAuth2ClientCredentials,
+        policy: any CredentialPolicy,
+        security: SecurityConfiguration,
+        transport: any Transport,
+        applicationProduct: String?,
+        middlewares: [any Middleware],
+        logger: Logger?
+    ) {
+        self.server = server
+        self.client = client
+        self.logger = logger
+        var configuration = Session.Configuration(
+            applicationProduct: applicationProduct,
+            maximumRedirects: 0,
+            maximumResponseBodySize: Self.maximumResponseBytes,
+            middlewares: middlewares + [ClientAuthenticationMiddleware(client: client, policy: policy)]
+        )
+        configuration.security = security
+        self.session = Session(configuration: configuration, transport: transport)
+    }
+
+    /// Sends a grant and reads the token response.
+    ///
+    /// - Parameters:
+    ///   - grantType: The `grant_type`.
+    ///   - parameters: The grant's other parameters, in order; client authentication is
+    ///     added as configured.
+    ///   - requestedScope: The scope asked for, recorded as the token's scope when the
+    ///     response has none (RFC 6749 §5.1).
+    /// - Returns: The token.
+    /// - Throws: ``AuthError`` with kind ``AuthError/Kind/clientAuthenticationFailed`` for
+    ///   `invalid_client`, ``AuthError/Kind/grantRejected`` for other OAuth errors,
+    ///   ``AuthError/Kind/invalidTokenResponse`` for an unreadable success, and
+    ///   ``AuthError/Kind/tokenRefreshFailed`` when the endpoint cannot be reached or answers
+    ///   something other than a token or an OAuth error. `CancellationError` when cancelled.
+    public func requestToken(
+        grantType: GrantType,
+        parameters: [(name: String, value: String)],
+        requestedScope: Set<Scope>? = nil
+    ) async throws -> OAuth2Token {
+        let response = try await send(grantType: grantType, parameters: parameters)
+        return try decodeToken(from: response, requestedScope: requestedScope)
+    }
+
+    /// Sends a grant and returns the raw response, whatever its status.
+    ///
+    /// - Parameters:
+    ///   - grantType: The `grant_type`.
+    ///   - parameters: The other parameters.
+    /// - Returns: The response.
+    /// - Throws: ``AuthError/Kind/tokenRefreshFailed`` when the request fails below HTTP.
+    public func send(grantType: GrantType, parameters: [(name: String, value: String)]) async throws -> Response {
+        try await post(
+            to: server.tokenEndpoint,
+            parameters: [("grant_type", grantType.rawValue)] + parameters
+        )
+    }
+
+    /// Reads a token response (RFC 6749 §5.1) or an error response (§5.2).
+    ///
+    /// Tolerated deviations: `expires_in` as a numeric string, `scope` as a JSON array, a
+    /// missing `token_type` (taken as Bearer). A token type other than Bearer is refused
+    /// (RFC 6749 §7.1: a client must not use a token whose type it does not understand).
+    ///
+    /// - Parameters:
+    ///   - response: The token endpoint's response.
+    ///   - requestedScope: The scope asked for, used when the response has none.
+    /// - Returns: The token.
+    /// - Throws: ``AuthError``, as ``requestToken(grantType:parameters:requestedScope:)``.
+    public func decodeToken(from response: Response, requestedScope: Set<Scope>? = nil) throws -> OAuth2Token {
+        let endpoint = endpointDescription(server.tokenEndpoint)
+        guard response.isSuccessful else { throw failure(response, endpoint: endpoint, action: "token request") }
+        guard let object = (try? JSONSerialization.jsonObject(with: response.data)) as? [String: Any] else {
+            throw AuthError(
+                kind: .invalidTokenResponse,
+                message: "the token response is not a JSON object",
+                statusCode: response.status.code,
+                endpoint: endpoint
+            )
+        }
+        guard let accessToken = object["access_token"] as? String, !accessToken.isEmpty else {
+            throw AuthError(
+                kind: .invalidTokenResponse,
+                message: "the token response has no access_token",
+                statusCode: response.status.code,
+                endpoint: endpoint
+            )
+        }
+        let tokenType = (object["token_type"] as? String).map(TokenType.init(rawValue:)) ?? .bearer
+        guard tokenType == .bearer else {
+            throw AuthError(
+                kind: .invalidTokenResponse,
+                message: "the token type \(tokenType) is not supported; Courier sends Bearer tokens",
+                statusCode: response.status.code,
+                endpoint: endpoint
+            )
+        }
+        let issuedAt = Date()
+        var expiresIn: Double?
+        switch object["expires_in"] {
+        case let number as NSNumber: expiresIn = number.doubleValue
+        case let text as String: expiresIn = Double(text.trimmingCharacters(in: .whitespaces))
+        default: expiresIn = nil
+        }
+        var scope = requestedScope
+        switch object["scope"] {
+        case let text as String: scope = Scope.set(parsing: text)
+        case let list as [String]: scope = Set(list.map(Scope.init(rawValue:)))
+        default: break
+        }
+        let known: Set<String> = [
+            "access_token", "token_type", "expires_in", "refresh_token", "scope", "issued_token_type",
+        ]
+        var additional: [String: String] = [:]
+        for (name, value) in object where !known.contains(name) {
+            switch value {
+            case let text as String: additional[name] = text
+            case let number as NSNumber: additional[name] = number.stringValue
+            default: continue
+            }
+        }
+        return OAuth2Token(
+            accessToken: accessToken,
+            tokenType: .bearer,
+            issuedAt: issuedAt,
+            expiresAt: expiresIn.flatMap { $0 >= 0 ? issuedAt.addingTimeInterval($0) : nil },
+            refreshToken: (object["refresh_token"] as? String).flatMap { $0.isEmpty ? nil : $0 },
+            scope: scope,
+            issuedTokenType: object["issued_token_type"] as? String,
+            additionalFields: additional
+        )
+    }
+
+    /// Revokes a token (RFC 7009 §2.1).
+    ///
+    /// The server answers 200 for a token it does not know, so revoking twice is harmless.
+    ///
+    /// - Parameters:
+    ///   - token: The access or refresh token.
+    ///   - hint: `access_token` or `refresh_token`, to help the server look it up.
+    /// - Throws: ``AuthError/Kind/missingConfiguration`` without a revocation endpoint,
+    ///   ``AuthError/Kind/revocationFailed`` when the server refuses or cannot be reached.
+    public func revoke(_ token: String, hint: TokenTypeHint? = nil) async throws {
+        guard let url = server.revocationEndpoint else {
+            throw AuthError(kind: .missingConfiguration, message: "the authorization server has no revocation endpoint")
+        }
+        var parameters: [(name: String, value: String)] = [("token", token)]
+        if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
+        let response: Response
+        do {
+            response = try await post(to: url, parameters: parameters)
+        } catch let error as AuthError {
+            var error = error
+            error = AuthError(
+                kind: .revocationFailed,
+                message: "revocation request failed",
+                endpoint: error.endpoint,
+                underlying: error.underlying ?? error
+            )
+            throw error
+        }
+        guard response.isSuccessful else {
+            let endpoint = endpointDescription(url)
+            let cause = failure(response, endpoint: endpoint, action: "revocation")
+            throw AuthError(
+                kind: .revocationFailed,
+                message: "the server refused to revoke the token",
+                oauthError: cause.oauthError,
+                statusCode: response.status.code,
+                endpoint: endpoint,
+                underlying: cause
+            )
+        }
+    }
+
+    /// Posts a form with client authentication.
+    func post(to url: URL, parameters: [(name: String, value: String)]) async throws -> Response {
+        var parameters = parameters
+        var fields = HTTPFields()
+        fields[.accept] = "application/json"
+        fields[.contentType] = "application/x-www-form-urlencoded"
+        fields[.cacheControl] = "no-store"
+        switch client.authentication {
+        case .basic:
+            break  // ClientAuthenticationMiddleware adds it inside the chain, after the checks
+        case .body:
+            parameters.append(("client_id", client.clientID))
+            parameters.append(("client_secret", client.clientSecret ?? ""))
+        case .none:
+            parameters.append(("client_id", client.clientID))
+        }
+        let endpoint = endpointDescription(url)
+        guard let scheme = url.scheme, let host = url.host else {
+            throw AuthError(kind: .missingConfiguration, message: "the endpoint URL \(endpoint) is not absolute")
+        }
+        var authority = host.contains(":") ? "[\(host)]" : host
+        if let port = url.port { authority += ":\(port)" }
+        var path = url.path.isEmpty ? "/" : url.path
+        if let query = url.query { path += "?" + query }
+        let request = HTTPRequest(method: .post, scheme: scheme, authority: authority, path: path, headerFields: fields)
+        do {
+            return try await session.send(request, body: .data(OAuth2Form.encode(parameters)), logger: logger)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch let error as SecurityError {
+            // Refused on purpose (untrusted host, pin mismatch): not a network failure to retry.
+            throw AuthError(
+                kind: .tokenRefreshFailed,
+                message: "the request to \(endpoint) was refused by the security configuration",
+                endpoint: endpoint,
+                underlying: error
+            )
+        } catch {
+            throw AuthError(
+                kind: .tokenRefreshFailed,
+                message: "the request to \(endpoint) failed",
+                endpoint: endpoint,
+                underlying: error
+            )
+        }
+    }
+
+    /// The error for a response that is not a success.
+    func failure(_ response: Response, endpoint: String, action: String) -> AuthError {
+        let status = response.status.code
+        if let oauth = OAuth2Error(json: response.data) {
+            let kind: AuthError.Kind = oauth.code == .invalidClient ? .clientAuthenticationFailed : .grantRejected
+            return AuthError(
+                kind: kind,
+                message: "the \(action) was refused with \(oauth.code)",
+                oauthError: oauth,
+                statusCode: status,
+                endpoint: endpoint
+            )
+        }
+        if status == 401 {
+            return AuthError(
+                kind: .clientAuthenticationFailed,
+                message: "the \(action) was refused: the client could not be authenticated",
+                statusCode: status,
+                endpoint: endpoint
+            )
+        }
+        return AuthError(
+            kind: .tokenRefreshFailed,
+            message: "the \(action) answered \(status) without an OAuth error",
+            statusCode: status,
+            endpoint: endpoint
+        )
+    }
+
+    private func endpointDescription(_ url: URL) -> String {
+        "POST \(url.path.isEmpty ? "/" : url.path)"
+    }
+}
+
+/// The `token_type_hint` of a revocation request (RFC 7009 §2.1).
+public struct TokenTypeHint: RawRepresentable, Hashable, Sendable {
+    /// The hint.
+    public let rawValue: String
+
+    /// Creates a hint.
+    ///
+    /// - Parameter rawValue: The hint.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// An access token.
+    public static let accessToken = TokenTypeHint(rawValue: "access_token")
+    /// A refresh token.
+    public static let refreshToken = TokenTypeHint(rawValue: "refresh_token")
+}
+
+/// Authenticates the client at the token and revocation endpoints: checks that the request
+/// may carry credentials at all, then adds HTTP Basic for `client_secret_basic`.
+///
+/// It runs inside the token endpoint's session, after the session's own checks — a secured
+/// session refuses a request that arrives with `Authorization` already set.
+struct ClientAuthenticationMiddleware: Middleware {
+    private let basic: String?
+    let policy: any CredentialPolicy
+
+    init(client: OAuth2ClientCredentials, policy: any CredentialPolicy) {
+        self.basic =
+            client.authentication == .basic
+            ? OAuth2Form.basicCredentials(clientID: client.clientID, clientSecret: client.clientSecret ?? "") : nil
+        self.policy = policy
+    }
+
+    func intercept(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        context: MiddlewareContext,
+        next: Next
+    ) async throws -> Response {
+        try policy.checkCredentialTarget(request)
+        var request = request
+        if let basic { request.headerFields[.authorization] = basic }
+        return try await next(request, body, context)
+    }
+}

@@ -1,0 +1,152 @@
+public import Foundation
+public import Logging
+
+extension ResourceAccess {
+    /// Everything secured resource access needs: where the resources and the authorization
+    /// server are, how they are pinned, which OAuth 2.0 clients to use, where tokens are kept.
+    ///
+    /// ```swift
+    /// let configuration = ResourceAccess.Configuration(
+    ///     resourceBaseURL: URL(string: "https://api.example.com")!,
+    ///     authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
+    ///     security: try .secured(trust: [
+    ///         try TrustPolicy(host: "api.example.com", pins: [apiPin, apiBackupPin]),
+    ///         try TrustPolicy(host: "login.example.com", pins: [loginPin, loginBackupPin]),
+    ///     ]),
+    ///     userClient: OAuth2ClientCredentials(clientID: "my-app", clientSecret: secret),
+    ///     deviceClient: OAuth2ClientCredentials(clientID: "my-app-device", clientSecret: deviceSecret)
+    /// )
+    /// ```
+    public struct Configuration: Sendable {
+        /// Where resource request paths are resolved: the resource gateway.
+        public var resourceBaseURL: URL
+        /// The authorization server's endpoints.
+        public var authorizationServer: AuthorizationServer
+        /// The secured configuration every request runs on. It must be secured, and the hosts
+        /// of ``resourceBaseURL`` and of the authorization server must be in its trust set.
+        public var security: SecurityConfiguration
+        /// The OAuth 2.0 client for user tokens (sign-in, refresh, implicit exchange).
+        public var userClient: OAuth2ClientCredentials
+        /// The OAuth 2.0 client for device tokens (client credentials).
+        public var deviceClient: OAuth2ClientCredentials
+        /// The scope asked for at sign-in; `nil` lets the server choose.
+        public var userScope: Set<Scope>?
+        /// The scope of the implicit token, a subset of the user's (`read` by default).
+        public var implicitScope: Set<Scope>?
+        /// The scope of the device token; `nil` lets the server choose.
+        public var deviceScope: Set<Scope>?
+        /// How anonymous requests are authorized: with the device's bearer token (the
+        /// default), or with the device client's id and secret as HTTP Basic for resource
+        /// servers that authenticate the client itself.
+        public var anonymousAuthorization: AnonymousAuthorization
+        /// Where tokens are kept; in memory by default. Use ``EncryptedFileTokenStore`` to
+        /// keep a user signed in across restarts.
+        public var tokenStore: any TokenStore
+        /// Leeway and refresh limit of every broker.
+        public var tokenBroker: TokenBroker.Configuration
+        /// The grant strategies, to adapt to a server that deviates from RFC 6749.
+        public var strategies: Strategies
+        /// Answers `Basic`/`Digest` challenges of resource servers; `nil` leaves 401s to the caller.
+        public var challengeCredentialProvider: (any ChallengeCredentialProvider)?
+        /// Looks at resource responses and may restart a request (SAML-style sign-in).
+        public var responseFilter: (any ResponseFilter)?
+        /// The product token that opens the User-Agent, such as `"MyApp/2.1"`.
+        public var applicationProduct: String?
+        /// Middleware that runs first on resource requests (not on token requests): metrics,
+        /// a retry policy. The chain is: these, then auth, then challenge, then the response filter.
+        public var middlewares: [any Middleware]
+        /// Where Courier logs requests — resource and token endpoint alike — with secrets
+        /// redacted; nothing is logged by default.
+        public var logger: Logger?
+        /// Connection settings of the shared transport; its `security` is replaced by ``security``.
+        ///
+        /// At most 8 connections per host by default: with HTTP/2 each carries up to 100
+        /// concurrent requests, and a burst on a cold transport would otherwise open a
+        /// connection per waiting request — hundreds of TLS handshakes, some timing out —
+        /// before multiplexing takes over. Set `maximumConnectionsPerHost` to `0` for no limit.
+        public var transport: CurlTransport.Configuration
+        /// The connect timeout of every request.
+        public var connectTimeout: Duration?
+        /// The total timeout of every request.
+        public var timeout: Duration?
+        /// Called at the end of ``UserClient/logout()``: clear what your app cached for the
+        /// user (the seed's "wipe resources").
+        public var onLogout: (@Sendable () async -> Void)?
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - resourceBaseURL: The resource gateway.
+        ///   - authorizationServer: The authorization server.
+        ///   - security: The secured configuration.
+        ///   - userClient: The client for user tokens.
+        ///   - deviceClient: The client for device tokens.
+        ///   - userScope: The scope asked for at sign-in.
+        ///   - implicitScope: The scope of the implicit token (`read`).
+        ///   - deviceScope: The scope of the device token.
+        ///   - tokenStore: Where tokens are kept (in memory).
+        public init(
+            resourceBaseURL: URL,
+            authorizationServer: AuthorizationServer,
+            security: SecurityConfiguration,
+            userClient: OAuth2ClientCredentials,
+            deviceClient: OAuth2ClientCredentials,
+            userScope: Set<Scope>? = nil,
+            implicitScope: Set<Scope>? = [.read],
+            deviceScope: Set<Scope>? = nil,
+            tokenStore: any TokenStore = InMemoryTokenStore()
+        ) {
+            self.resourceBaseURL = resourceBaseURL
+            self.authorizationServer = authorizationServer
+            self.security = security
+            self.userClient = userClient
+            self.deviceClient = deviceClient
+            self.userScope = userScope
+            self.implicitScope = implicitScope
+            self.deviceScope = deviceScope
+            self.anonymousAuthorization = .deviceToken
+            self.tokenStore = tokenStore
+            self.tokenBroker = TokenBroker.Configuration()
+            self.strategies = Strategies()
+            self.challengeCredentialProvider = nil
+            self.responseFilter = nil
+            self.applicationProduct = nil
+            self.middlewares = []
+            self.logger = nil
+            self.transport = CurlTransport.Configuration(maximumConnectionsPerHost: 8)
+            self.connectTimeout = .seconds(10)
+            self.timeout = .seconds(60)
+            self.onLogout = nil
+        }
+    }
+
+    /// How ``DeviceClient/sendAuthenticatedRequest(_:logger:)`` authorizes a request.
+    public enum AnonymousAuthorization: Sendable, Hashable {
+        /// `Authorization: Bearer` with the device token from the client credentials grant.
+        case deviceToken
+        /// `Authorization: Basic` with the device client's id and secret (RFC 7617).
+        case clientBasic
+    }
+
+    /// The grant strategy of each level; `nil` keeps Courier's default.
+    public struct Strategies: Sendable {
+        /// Renews the user token: ``RefreshTokenGrant`` by default.
+        public var userRenewal: (any GrantStrategy)?
+        /// Obtains the implicit token, given the user's broker for the subject token: by
+        /// default an RFC 8693 exchange of the user's access token for the implicit scope.
+        public var implicit: (@Sendable (_ userBroker: TokenBroker) -> any GrantStrategy)?
+        /// Obtains the device token: ``ClientCredentialsGrant`` with the device scope by default.
+        public var device: (any GrantStrategy)?
+
+        /// Courier's defaults.
+        public init(
+            userRenewal: (any GrantStrategy)? = nil,
+            implicit: (@Sendable (_ userBroker: TokenBroker) -> any GrantStrategy)? = nil,
+            device: (any GrantStrategy)? = nil
+        ) {
+            self.userRenewal = userRenewal
+            self.implicit = implicit
+            self.device = device
+        }
+    }
+}

@@ -1,0 +1,339 @@
+public import Foundation
+public import Logging
+
+/// Requests on behalf of the user: authenticated (the user's token), implicit (the
+/// implicit token), and exchanged (an RFC 8693 token for another scope or audience). Also
+/// sign-in and logout.
+///
+/// Obtain it from ``ResourceAccess/userClient``.
+///
+/// ```swift
+/// try await access.userClient.authenticate(username: "alice", password: "wonderland")
+/// let profile = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
+/// let task = try access.userClient.startImplicitRequest(ResourceRequest(path: "/api/user/profile"))
+/// for await event in task.events { … }
+/// await access.userClient.logout()
+/// ```
+///
+/// Every response is returned whatever its status (call ``ResourceResponse/validate(acceptableStatusCodes:)``
+/// to make a status an error). Failures to authorize are ``AuthError``s whose
+/// ``AuthError/requestKind`` says which kind of request failed —
+/// ``AuthError/Kind/userNotAuthenticated`` when there is no user or the user's refresh
+/// token was rejected.
+public final class UserClient: Sendable {
+    /// The broker of the user's token.
+    public let broker: TokenBroker
+    /// The broker of the implicit token.
+    public let implicitBroker: TokenBroker
+    /// The token endpoint of the user client.
+    public let endpoint: TokenEndpoint
+
+    private let configuration: ResourceAccess.Configuration
+    private let sessions: ClientSessionFactory
+    private let authenticated: ClientSession
+    private let implicit: ClientSession
+    private let exchanges = LockedBox<[TokenExchangeRequest: (broker: TokenBroker, session: ClientSession)]>([:])
+
+    init(configuration: ResourceAccess.Configuration, endpoint: TokenEndpoint, sessions: ClientSessionFactory) {
+        self.configuration = configuration
+        self.endpoint = endpoint
+        self.sessions = sessions
+        let broker = TokenBroker(
+            level: .user,
+            endpoint: endpoint,
+            strategy: configuration.strategies.userRenewal ?? RefreshTokenGrant(),
+            store: configuration.tokenStore,
+            configuration: configuration.tokenBroker,
+            logger: configuration.logger
+        )
+        let implicitStrategy =
+            configuration.strategies.implicit?(broker)
+            ?? TokenExchangeGrant(scope: configuration.implicitScope) {
+                (try await broker.token().token.accessToken, .accessToken)
+            }
+        let implicitBroker = TokenBroker(
+            level: .implicit,
+            endpoint: endpoint,
+            strategy: implicitStrategy,
+            store: configuration.tokenStore,
+            configuration: configuration.tokenBroker,
+            logger: configuration.logger
+        )
+        self.broker = broker
+        self.implicitBroker = implicitBroker
+        self.authenticated = sessions.session(
+            kind: .authenticated,
+            credential: BearerTokenMiddleware(broker: broker, security: configuration.security)
+        )
+        self.implicit = sessions.session(
+            kind: .implicit,
+            credential: BearerTokenMiddleware(broker: implicitBroker, security: configuration.security)
+        )
+    }
+
+    // MARK: Sign-in
+
+    /// Signs the user in with a username and password (RFC 6749 §4.3).
+    ///
+    /// - Parameters:
+    ///   - username: The username.
+    ///   - password: The password.
+    /// - Returns: The user's new token.
+    /// - Throws: ``AuthError``: ``AuthError/Kind/grantRejected`` with `invalid_grant` for
+    ///   wrong credentials, ``AuthError/Kind/clientAuthenticationFailed`` for a wrong client
+    ///   secret.
+    @discardableResult
+    public func authenticate(username: String, password: String) async throws -> OAuth2Token {
+        try await authenticate(
+            with: PasswordGrant(username: username, password: password, scope: configuration.userScope)
+        )
+    }
+
+    /// Signs the user in with the authorization code grant and PKCE (RFC 6749 §4.1, RFC 7636).
+    ///
+    /// - Parameters:
+    ///   - redirectURI: The registered redirect URI.
+    ///   - additionalParameters: Extra authorization request parameters (`login_hint`, …).
+    ///   - browser: Shows the authorization URL and returns the redirect URL.
+    /// - Returns: The user's new token.
+    /// - Throws: ``AuthError``: ``AuthError/Kind/authorizationDenied``,
+    ///   ``AuthError/Kind/invalidAuthorizationResponse`` (wrong state), or a grant error.
+    @discardableResult
+    public func authorize(
+        redirectURI: URL,
+        additionalParameters: [(name: String, value: String)] = [],
+        browser: @escaping AuthorizationCodeGrant.Browser
+    ) async throws -> OAuth2Token {
+        try await authenticate(
+            with: AuthorizationCodeGrant(
+                redirectURI: redirectURI,
+                scope: configuration.userScope,
+                additionalAuthorizationParameters: additionalParameters,
+                browser: browser
+            )
+        )
+    }
+
+    /// Signs the user in with any grant, such as a custom strategy for a server of your own.
+    ///
+    /// The previous user token stays until the grant succeeds. The implicit and exchanged
+    /// tokens of a previous user are wiped when the grant succeeds.
+    ///
+    /// - Parameter grant: The grant.
+    /// - Returns: The user's new token.
+    /// - Throws: ``AuthError`` from the grant.
+    @discardableResult
+    public func authenticate(with grant: any GrantStrategy) async throws -> OAuth2Token {
+        let token = try await broker.authorize(with: grant).token
+        // Tokens derived from the previous identity must not outlive it.
+        _ = try? await implicitBroker.wipe()
+        for derived in takeExchangeBrokers() { _ = try? await derived.wipe() }
+        return token
+    }
+
+    /// Whether a user token is present (valid, or renewable with its refresh token).
+    public var isAuthenticated: Bool {
+        get async {
+            guard let token = try? await broker.currentToken() else { return false }
+            return token.refreshToken != nil || !token.needsRenewal(at: Date())
+        }
+    }
+
+    // MARK: Requests
+
+    /// Sends a request with the user's token.
+    ///
+    /// - Parameters:
+    ///   - request: The request; its path is relative to the resource base URL.
+    ///   - logger: Where this request logs.
+    /// - Returns: The response, whatever its status.
+    /// - Throws: ``AuthError`` (``AuthError/Kind/userNotAuthenticated``, …) with
+    ///   ``AuthError/requestKind`` `.authenticated`; ``RequestError``, ``SecurityError``,
+    ///   ``TransportError``; `CancellationError`.
+    public func sendAuthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws
+        -> ResourceResponse
+    {
+        try await authenticated.send(request, logger: logger)
+    }
+
+    /// Starts a request with the user's token as an observable task.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - logger: Where this request logs.
+    /// - Returns: The running task; ``NetworkTask/response`` is the HTTP response.
+    /// - Throws: ``RequestError`` for bad input, before anything starts.
+    public func startAuthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
+        try authenticated.start(request, logger: logger)
+    }
+
+    /// Sends a request with the implicit token.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - logger: Where this request logs.
+    /// - Returns: The response, whatever its status.
+    /// - Throws: As ``sendAuthenticatedRequest(_:logger:)``, with ``AuthError/requestKind``
+    ///   `.implicit`.
+    public func sendImplicitRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws -> ResourceResponse
+    {
+        try await implicit.send(request, logger: logger)
+    }
+
+    /// Starts a request with the implicit token as an observable task.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - logger: Where this request logs.
+    /// - Returns: The running task.
+    /// - Throws: ``RequestError`` for bad input.
+    public func startImplicitRequest(_ request: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
+        try implicit.start(request, logger: logger)
+    }
+
+    /// Sends a request with a token exchanged from the user's (RFC 8693): seed 002's
+    /// `makeAuthorizedRequest(exchangeRequest:scope:request:)`.
+    ///
+    /// The exchanged token is kept and renewed like any other, one broker per distinct
+    /// exchange, and wiped at logout.
+    ///
+    /// ```swift
+    /// let response = try await userClient.sendAuthorizedRequest(
+    ///     exchange: TokenExchangeRequest(scope: [.read], audience: ["courier-gateway"]),
+    ///     request: ResourceRequest(path: "/api/user/profile")
+    /// )
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - exchange: The scope, audience and resource to exchange for.
+    ///   - request: The request.
+    ///   - logger: Where this request logs.
+    /// - Returns: The response, whatever its status.
+    /// - Throws: As ``sendAuthenticatedRequest(_:logger:)``.
+    public func sendAuthorizedRequest(
+        exchange: TokenExchangeRequest,
+        request: ResourceRequest,
+        logger: Logger? = nil
+    ) async throws -> ResourceResponse {
+        try await exchangeEntry(exchange).session.send(request, logger: logger)
+    }
+
+    /// The broker of an exchanged token, created on first use.
+    ///
+    /// - Parameter exchange: The exchange.
+    /// - Returns: Its broker.
+    public func exchangeBroker(_ exchange: TokenExchangeRequest) -> TokenBroker {
+        exchangeEntry(exchange).broker
+    }
+
+    private func exchangeEntry(_ exchange: TokenExchangeRequest) -> (broker: TokenBroker, session: ClientSession) {
+        exchanges.withLock { exchanges in
+            if let entry = exchanges[exchange] { return entry }
+            let userBroker = broker
+            let exchangeBroker = TokenBroker(
+                level: exchange.level,
+                endpoint: endpoint,
+                strategy: TokenExchangeGrant(
+                    scope: exchange.scope,
+                    audience: exchange.audience,
+                    resource: exchange.resource
+                ) {
+                    (try await userBroker.token().token.accessToken, .accessToken)
+                },
+                store: configuration.tokenStore,
+                configuration: configuration.tokenBroker,
+                logger: configuration.logger
+            )
+            let session = sessions.session(
+                kind: .authenticated,
+                credential: BearerTokenMiddleware(broker: exchangeBroker, security: configuration.security)
+            )
+            exchanges[exchange] = (exchangeBroker, session)
+            return (exchangeBroker, session)
+        }
+    }
+
+    /// Removes the exchanged brokers, returning them: they belong to the identity that ends.
+    private func takeExchangeBrokers() -> [TokenBroker] {
+        exchanges.withLock { exchanges -> [TokenBroker] in
+            let brokers = exchanges.values.map(\.broker)
+            exchanges.removeAll()
+            return brokers
+        }
+    }
+
+    // MARK: Logout
+
+    /// Signs the user out: wipes every token of the user — user, implicit, exchanged — in
+    /// memory and in the store, revokes them at the authorization server (RFC 7009), and calls
+    /// ``ResourceAccess/Configuration/onLogout``.
+    ///
+    /// The tokens are wiped first, so no request sent after `logout()` starts carries them,
+    /// and they are wiped even when revocation fails.
+    ///
+    /// - Returns: What was revoked and what failed.
+    @discardableResult
+    public func logout() async -> LogoutReport {
+        var report = LogoutReport()
+        var tokens: [OAuth2Token] = []
+        for broker in [broker, implicitBroker] + takeExchangeBrokers() {
+            let current = try? await broker.currentToken()
+            do {
+                if let wiped = try await broker.wipe() ?? current { tokens.append(wiped) }
+            } catch {
+                if let current { tokens.append(current) }
+                report.failures.append(Self.storeFailure(error))
+            }
+        }
+        do {
+            try await configuration.tokenStore.removeTokens(clientID: endpoint.client.clientID)
+        } catch {
+            report.failures.append(Self.storeFailure(error))
+        }
+        if endpoint.server.revocationEndpoint != nil {
+            var refreshTokens: [String] = []
+            for token in tokens {
+                if let refresh = token.refreshToken, !refreshTokens.contains(refresh) { refreshTokens.append(refresh) }
+            }
+            for refresh in refreshTokens { await revoke(refresh, hint: .refreshToken, into: &report) }
+            for token in tokens { await revoke(token.accessToken, hint: .accessToken, into: &report) }
+        }
+        await configuration.onLogout?()
+        return report
+    }
+
+    private func revoke(_ token: String, hint: TokenTypeHint, into report: inout LogoutReport) async {
+        do {
+            try await endpoint.revoke(token, hint: hint)
+            report.revokedTokens += 1
+        } catch let error as AuthError {
+            report.failures.append(error)
+        } catch {
+            report.failures.append(AuthError(kind: .revocationFailed, message: "revocation failed", underlying: error))
+        }
+    }
+
+    private static func storeFailure(_ error: any Error) -> AuthError {
+        AuthError(kind: .tokenStoreFailed, message: "the token store could not be cleared", underlying: error)
+    }
+
+    func shutdown() async {
+        await authenticated.session.shutdown()
+        await implicit.session.shutdown()
+        let sessions = exchanges.withLock { $0.values.map(\.session.session) }
+        for session in sessions { await session.shutdown() }
+        await endpoint.session.shutdown()
+    }
+}
+
+/// What ``UserClient/logout()`` did.
+public struct LogoutReport: Sendable {
+    /// How many tokens the authorization server revoked (refresh and access tokens).
+    public var revokedTokens: Int = 0
+    /// What failed: revocations the server refused or that could not be sent, a store that
+    /// could not be cleared. The tokens were wiped in memory regardless.
+    public var failures: [AuthError] = []
+
+    /// Whether everything was wiped and revoked.
+    public var isComplete: Bool { failures.isEmpty }
+}

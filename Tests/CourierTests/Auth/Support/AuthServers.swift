@@ -1,0 +1,283 @@
+import Foundation
+import HTTPTypes
+
+@testable import Courier
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// The OAuth2 authorization server and the resource gateway of Tests/Servers/oauth, reached the
+// way secured resource access must reach them: over pinned TLS.
+//
+// The suite's servers (Tests/Servers/serve.py) serve both over plain HTTP on loopback, and a
+// secured session never sends a credential over plain HTTP. Rather than weaken that, the auth
+// tests put a TLS front before them: a private nginx (the suite's leaf certificate, signed by
+// the suite's CA) with one server block per upstream. Admin calls (/admin/*) and introspection
+// go straight to the plain ports from test code, never from Courier.
+//
+// Lifetime: nginx runs in one process (`master_process off`) under a tiny Python watcher whose
+// stdin is a pipe this process keeps open; when the test process exits, however it exits, the
+// watcher sees EOF and stops nginx, and nginx also gets SIGTERM through PR_SET_PDEATHSIG if the
+// watcher dies. No orphans.
+//
+// When serve.py gains TLS server blocks for these upstreams, use them instead (see the report).
+
+struct AuthEnvironment: Sendable {
+    /// The authorization server behind TLS: `https://127.0.0.1:P`.
+    let oauth: URL
+    /// The resource gateway behind TLS.
+    let gateway: URL
+    /// The authorization server's plain port, for admin calls and introspection from tests.
+    let oauthPlain: URL
+    /// The gateway's plain port, for its admin counters.
+    let gatewayPlain: URL
+    /// nginx's HTTPS server of the suite (httpbin under /httpbin/).
+    let nginxHTTPS: URL
+    /// Trust for 127.0.0.1: the suite's CA bundle, pinned to the leaf or intermediate key.
+    let security: SecurityConfiguration
+    let caBundle: String
+
+    var authorizationServer: AuthorizationServer { AuthorizationServer(baseURL: oauth) }
+
+    static let userClient = OAuth2ClientCredentials(clientID: "courier-user", clientSecret: "user-secret")
+    static let deviceClient = OAuth2ClientCredentials(clientID: "courier-device", clientSecret: "device-secret")
+
+    /// A configuration for the gateway and the authorization server behind TLS.
+    func configuration(
+        tokenStore: any TokenStore = InMemoryTokenStore(),
+        refreshLimit: RefreshLimit = RefreshLimit(maximumRefreshes: 50, window: .seconds(30))
+    ) -> ResourceAccess.Configuration {
+        var configuration = ResourceAccess.Configuration(
+            resourceBaseURL: gateway,
+            authorizationServer: authorizationServer,
+            security: security,
+            userClient: Self.userClient,
+            deviceClient: Self.deviceClient,
+            tokenStore: tokenStore
+        )
+        configuration.tokenBroker = TokenBroker.Configuration(leeway: .seconds(30), refreshLimit: refreshLimit)
+        configuration.transport.proxy = .none
+        configuration.applicationProduct = "CourierAuthTests/1.0"
+        return configuration
+    }
+}
+
+enum AuthServers {
+    static func shared() async throws -> AuthEnvironment {
+        try await AuthFront.shared.environment()
+    }
+}
+
+private actor AuthFront {
+    static let shared = AuthFront()
+
+    private var startTask: Task<AuthEnvironment, any Error>?
+    private var process: Process?
+    private var stdinPipe: Pipe?
+
+    func environment() async throws -> AuthEnvironment {
+        if let startTask { return try await startTask.value }
+        let task = Task { try await self.start() }
+        startTask = task
+        return try await task.value
+    }
+
+    private func start() async throws -> AuthEnvironment {
+        let env = try await TestServers.shared()
+        guard let oauth = env.oauth, let gateway = env.gateway else {
+            throw TestServersError(message: "the OAuth2 test servers did not start: \(env.serviceErrors)")
+        }
+        guard
+            let nginx = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].first(where: {
+                FileManager.default.isExecutableFile(atPath: $0)
+            })
+        else { throw TestServersError(message: "nginx not found: run scripts/bootstrap.sh") }
+
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent(
+                "courier-auth-front-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(6))"
+            ).path
+        for sub in ["", "/tmp"] {
+            try FileManager.default.createDirectory(atPath: directory + sub, withIntermediateDirectories: true)
+        }
+        let oauthPort = try Self.freePort()
+        let gatewayPort = try Self.freePort()
+        let user = geteuid() == 0 ? "user root root;\n" : ""
+        func server(_ port: Int, upstream: URL) -> String {
+            """
+                server {
+                    listen 127.0.0.1:\(port) ssl http2;
+                    ssl_certificate \(env.leafChain);
+                    ssl_certificate_key \(env.leafKey);
+                    ssl_protocols TLSv1.2 TLSv1.3;
+                    location / {
+                        proxy_pass \(upstream.absoluteString);
+                        proxy_http_version 1.1;
+                        proxy_set_header Host $http_host;
+                        proxy_read_timeout 1h;
+                    }
+                }
+
+            """
+        }
+        let config = """
+            \(user)worker_processes 1;
+            master_process off;
+            daemon off;
+            pid \(directory)/nginx.pid;
+            error_log \(directory)/error.log warn;
+            events { worker_connections 8192; }
+            http {
+                access_log off;
+                client_body_temp_path \(directory)/tmp/body;
+                proxy_temp_path \(directory)/tmp/proxy;
+                fastcgi_temp_path \(directory)/tmp/fastcgi;
+                uwsgi_temp_path \(directory)/tmp/uwsgi;
+                scgi_temp_path \(directory)/tmp/scgi;
+                http2_max_concurrent_streams 256;
+                keepalive_requests 100000;
+            \(server(oauthPort, upstream: oauth))\(server(gatewayPort, upstream: gateway))}
+
+            """
+        let configPath = directory + "/nginx.conf"
+        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
+
+        let watcher = """
+            import ctypes, signal, subprocess, sys
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            libc = ctypes.CDLL(None)
+            child = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL,
+                                     preexec_fn=lambda: libc.prctl(1, signal.SIGTERM))
+            try:
+                while sys.stdin.buffer.read(4096):
+                    pass
+            finally:
+                child.terminate()
+                try:
+                    child.wait(3)
+                except Exception:
+                    child.kill()
+            """
+        let pipe = Pipe()
+        _ = fcntl(pipe.fileHandleForWriting.fileDescriptor, F_SETFD, FD_CLOEXEC)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", watcher, nginx, "-p", directory, "-c", configPath]
+        process.standardInput = pipe
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        self.stdinPipe = pipe
+
+        let deadline = Date().addingTimeInterval(15)
+        while !(Self.accepts(oauthPort) && Self.accepts(gatewayPort)) {
+            if !process.isRunning || Date() > deadline {
+                let log = (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? ""
+                throw TestServersError(message: "the TLS front for the OAuth2 servers did not start:\n\(log)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let pins = [try SPKIPin("sha256//" + env.leafPin), try SPKIPin("sha256//" + env.intermediatePin)]
+        let security = try SecurityConfiguration.secured(trust: [
+            try TrustPolicy(host: "127.0.0.1", pins: pins, pinnedCertificateAuthorities: env.caBundle)
+        ])
+        return AuthEnvironment(
+            oauth: URL(string: "https://127.0.0.1:\(oauthPort)")!,
+            gateway: URL(string: "https://127.0.0.1:\(gatewayPort)")!,
+            oauthPlain: oauth,
+            gatewayPlain: gateway,
+            nginxHTTPS: env.nginxHTTPS,
+            security: security,
+            caBundle: env.caBundle
+        )
+    }
+
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestServersError(message: "socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw TestServersError(message: "bind() failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}
+
+/// The authorization server's admin endpoints and introspection, over its plain port (test
+/// code only: the admin endpoints take no credentials, and introspection uses the gateway's
+/// client in the form body, never an Authorization header).
+struct OAuthAdmin: Sendable {
+    let environment: AuthEnvironment
+    let session: Session
+
+    init(_ environment: AuthEnvironment) {
+        self.environment = environment
+        self.session = Session(
+            configuration: .init(baseURL: environment.oauthPlain),
+            transport: CurlTransport(configuration: .init(proxy: .none))
+        )
+    }
+
+    func json(_ method: HTTPRequest.Method, _ path: String, form: [String: String]? = nil) async throws -> [String: Any]
+    {
+        var request = HTTPRequest(method: method, path: path)
+        var body: RequestBody?
+        if let form {
+            request.headerFields[.contentType] = "application/x-www-form-urlencoded"
+            body = .data(OAuth2Form.encode(form.map { ($0.key, $0.value) }))
+        }
+        let response = try await session.send(request, body: body)
+        guard response.isSuccessful,
+            let object = try JSONSerialization.jsonObject(with: response.data) as? [String: Any]
+        else {
+            throw TestServersError(message: "\(method) \(path) answered \(response.status)")
+        }
+        return object
+    }
+
+    /// Tokens issued so far by grant type (HTTP 200 token responses).
+    func grants() async throws -> [String: Int] {
+        (try await json(.get, "/admin/stats")["grants"] as? [String: Int]) ?? [:]
+    }
+
+    func stats() async throws -> [String: Any] { try await json(.get, "/admin/stats") }
+
+    func expireAll() async throws { _ = try await json(.post, "/admin/expire-all") }
+
+    func setLifetime(_ seconds: Int) async throws { _ = try await json(.post, "/admin/lifetime?seconds=\(seconds)") }
+
+    /// RFC 7662 introspection as the gateway client (which may introspect any token).
+    func isActive(_ token: String) async throws -> Bool {
+        let answer = try await json(
+            .post,
+            "/oauth/introspect",
+            form: ["token": token, "client_id": "gateway", "client_secret": "gateway-secret"]
+        )
+        return answer["active"] as? Bool ?? false
+    }
+}
