@@ -13,8 +13,10 @@
 // body (`makeHTTPRequest()`): a GET whose parameters go to the query, and a POST whose
 // parameters become a JSON body.
 //
-// Pending (the library does not have them yet): a token-broker hit on a valid token,
-// 10,000 concurrent callers on an expired token.
+// `TokenBroker.token.validHit`: `token()` while the token is valid (the hot path of every
+// authenticated request). `TokenBroker.token.expired10000`: 10,000 concurrent callers on a broker
+// whose token is missing, so all of them need one; the benchmark fails (throws) unless the grant
+// ran exactly once per iteration.
 import Benchmark
 import Courier
 import CourierTesting
@@ -38,6 +40,52 @@ struct NoOpMiddleware: Middleware {
 }
 
 let baseURL = URL(string: "https://api.example.com/v1")!
+
+/// A grant that counts its calls and answers with a token valid for an hour.
+final class CountingGrant: GrantStrategy {
+    private let count = Counter()
+
+    var calls: Int { count.value }
+
+    func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
+        count.increment()
+        try await Task.sleep(for: .milliseconds(1))
+        return OAuth2Token(accessToken: "token-\(count.value)", expiresAt: Date().addingTimeInterval(3600))
+    }
+}
+
+/// A thread-safe counter.
+final class Counter: Sendable {
+    private let storage = LockedCount()
+    var value: Int { storage.value }
+    func increment() { storage.increment() }
+}
+
+/// The smallest lock-guarded integer the benchmark needs (no dependency on Courier internals).
+final class LockedCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func increment() { lock.withLock { count += 1 } }
+}
+
+struct BrokerBenchmarkError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// A broker whose token endpoint is never called: the grant strategy answers directly.
+func makeBroker(_ grant: CountingGrant) throws -> TokenBroker {
+    let host = "auth.example.test"
+    let pin = try SPKIPin(sha256: [UInt8](repeating: 7, count: 32))
+    let security = try SecurityConfiguration.secured(trust: [try TrustPolicy(host: host, pins: [pin])])
+    let endpoint = TokenEndpoint(
+        server: AuthorizationServer(tokenEndpoint: URL(string: "https://\(host)/token")!),
+        client: OAuth2ClientCredentials(clientID: "bench"),
+        security: security,
+        transport: NullTransport()
+    )
+    return TokenBroker(level: .device, endpoint: endpoint, strategy: grant)
+}
 
 func makeSession(middlewares: Int, transport: any Transport = NullTransport()) -> Session {
     Session(
@@ -108,6 +156,35 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             let request = ResourceRequestBuilder().path("/v1/items").method(.post).parameters(parameters).build()
             blackHole(try request.makeHTTPRequest())
+        }
+    }
+
+    Benchmark("TokenBroker.token.validHit") { benchmark in
+        let grant = CountingGrant()
+        let broker = try makeBroker(grant)
+        _ = try await broker.token()
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try await broker.token())
+        }
+    }
+
+    Benchmark(
+        "TokenBroker.token.expired10000",
+        configuration: .init(metrics: [.wallClock, .mallocCountTotal], scalingFactor: .one, maxDuration: .seconds(5), maxIterations: 20)
+    ) { benchmark in
+        for _ in benchmark.scaledIterations {
+            let grant = CountingGrant()
+            let broker = try makeBroker(grant)
+            benchmark.startMeasurement()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<10_000 { group.addTask { _ = try await broker.token() } }
+                try await group.waitForAll()
+            }
+            benchmark.stopMeasurement()
+            guard grant.calls == 1 else {
+                throw BrokerBenchmarkError(description: "10,000 callers caused \(grant.calls) grants, not 1")
+            }
         }
     }
 
