@@ -8,6 +8,18 @@ protocol CredentialPolicy: Sendable {
     func checkCredentialTarget(_ request: HTTPRequest) throws
 }
 
+extension CredentialPolicy {
+    /// Throws unless a credential may be attached to `request`: it must not set
+    /// `Authorization` itself (Courier owns it), and its host must be allowed credentials.
+    /// Call it before obtaining the credential, so that nothing is fetched for a refused host.
+    func checkAuthorizable(_ request: HTTPRequest) throws {
+        guard request.headerFields[.authorization] == nil else {
+            throw SessionError.invalidHeader("Authorization is owned by Courier; a request may not set it")
+        }
+        try checkCredentialTarget(request)
+    }
+}
+
 /// Attaches the token of a ``TokenBroker`` to each request (RFC 6750 §2.1), and answers a
 /// 401 that rejects it by renewing the token once and resending.
 ///
@@ -39,10 +51,7 @@ public struct BearerTokenMiddleware: Middleware {
         context: MiddlewareContext,
         next: Next
     ) async throws -> Response {
-        guard request.headerFields[.authorization] == nil else {
-            throw SessionError.invalidHeader("Authorization is owned by Courier; a request may not set it")
-        }
-        try policy.checkCredentialTarget(request)
+        try policy.checkAuthorizable(request)
         let sent = try await broker.token()
         var authorized = request
         authorized.headerFields[.authorization] = sent.authorizationValue
@@ -83,10 +92,7 @@ public struct ClientBasicMiddleware: Middleware {
         context: MiddlewareContext,
         next: Next
     ) async throws -> Response {
-        guard request.headerFields[.authorization] == nil else {
-            throw SessionError.invalidHeader("Authorization is owned by Courier; a request may not set it")
-        }
-        try policy.checkCredentialTarget(request)
+        try policy.checkAuthorizable(request)
         var authorized = request
         authorized.headerFields[.authorization] = value
         return try await next(authorized, body, context)
