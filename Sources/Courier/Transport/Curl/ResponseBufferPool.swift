@@ -4,15 +4,17 @@ import Foundation
 /// does not pay for fresh pages (page faults, then `munmap`) on every request.
 ///
 /// Only buffers whose capacity is a power of two between 64 KiB and 4 MiB are kept, at most
-/// eight per size and 32 MiB in all; anything else is freed as usual. A buffer comes back
+/// 64 per size and 80 MiB in all; anything else is freed as usual. (With 8 per size, 64 MiB
+/// responses in flight at 1 MiB each still paid for fresh pages: 0.30× the C floor's MiB/s
+/// against 0.60× with 64.) The memory stays with the process after a burst, up to that bound. A buffer comes back
 /// when the `Data` that owns it is released, on whatever thread that happens.
 final class ResponseBufferPool: Sendable {
     static let shared = ResponseBufferPool()
 
     static let smallestPooled = 64 << 10
     static let largestPooled = 4 << 20
-    private static let perSize = 8
-    private static let totalBytes = 32 << 20
+    private static let perSize = 64
+    private static let totalBytes = 80 << 20
 
     private struct State {
         var free: [Int: [UnsafeMutableRawPointer]] = [:]
