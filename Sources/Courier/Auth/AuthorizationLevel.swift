@@ -12,17 +12,6 @@ public struct AuthorizationLevel: RawRepresentable, Hashable, Sendable, Codable,
     /// - Parameter rawValue: The level's name; use letters, digits, `-`, `_`, `.` and `:`.
     public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// Creates a level from its name when decoding.
-    public init(from decoder: any Decoder) throws {
-        self.rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    /// Encodes the name.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
     /// A token tied to an authenticated user (password or authorization-code grant, renewed
     /// with its refresh token).
     public static let user = AuthorizationLevel(rawValue: "user")

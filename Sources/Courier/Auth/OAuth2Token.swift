@@ -11,17 +11,6 @@ public struct TokenType: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// - Parameter rawValue: The type, such as `"Bearer"` or `"bearer"`.
     public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// Creates a type from its name when decoding.
-    public init(from decoder: any Decoder) throws {
-        self.rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    /// Encodes the name.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
     /// RFC 6750 bearer tokens.
     public static let bearer = TokenType(rawValue: "Bearer")
 

@@ -18,17 +18,6 @@ public struct Scope: RawRepresentable, Hashable, Sendable, Comparable, Codable, 
     /// Creates a scope from a string literal.
     public init(stringLiteral value: String) { self.rawValue = value }
 
-    /// Creates a scope from its token when decoding.
-    public init(from decoder: any Decoder) throws {
-        self.rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    /// Encodes the token.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
     /// Orders by token, so that scope lists are written the same way every time.
     public static func < (lhs: Scope, rhs: Scope) -> Bool { lhs.rawValue < rhs.rawValue }
 
