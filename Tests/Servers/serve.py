@@ -1166,6 +1166,10 @@ class Supervisor:
     def _reap(self, r: Running) -> None:
         self.running.remove(r)
         kill_groups([r.proc.pid], grace=1.0, reap=r.proc.poll, signals={r.proc.pid: r.spec.stop_signal})
+        self._release(r)
+
+    def _release(self, r: Running) -> None:
+        """Waits briefly for a killed child, tells the janitor, closes its log."""
         try:
             r.proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
@@ -1182,15 +1186,7 @@ class Supervisor:
                     reap=lambda: [r.proc.poll() for r in running],
                     signals={r.proc.pid: r.spec.stop_signal for r in running})
         for r in running:
-            try:
-                r.proc.wait(timeout=1)
-            except subprocess.TimeoutExpired:
-                pass
-            self.tell_janitor(f"release {r.proc.pid}")
-            try:
-                r.log_handle.close()  # type: ignore[attr-defined]
-            except OSError:
-                pass
+            self._release(r)
         self.running = []
 
     def ready_document(self) -> dict:

@@ -58,11 +58,15 @@ extension SecurityConfiguration {
     /// LF or NUL: they would let a caller inject header lines or split the request.
     static func rejectControlCharacters(in request: HTTPRequest) throws {
         func isForbidden(_ byte: UInt8) -> Bool { byte == 0x0D || byte == 0x0A || byte == 0 }
-        for (part, text) in [("path", request.path), ("authority", request.authority), ("scheme", request.scheme)] {
+        func check(_ text: String?, _ part: @autoclosure () -> String) throws {
             if let text, text.utf8.contains(where: isForbidden) {
-                throw SessionError.invalidURL("the \(part) of the request contains CR, LF or NUL")
+                throw SessionError.invalidURL("the \(part()) of the request contains CR, LF or NUL")
             }
         }
+        // Checked one by one: no array of parts is built on every request.
+        try check(request.path, "path")
+        try check(request.authority, "authority")
+        try check(request.scheme, "scheme")
         for field in request.headerFields where field.value.utf8.contains(where: isForbidden) {
             throw SessionError.invalidHeader("the value of header \(field.name) contains CR, LF or NUL")
         }

@@ -91,9 +91,7 @@ final class CurlTransfer: @unchecked Sendable {
         try set(easy, CURLOPT_ACCEPT_ENCODING, "")
         try set(easy, CURLOPT_HTTP_VERSION, transport.allowsHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1))
         try set(easy, CURLOPT_PIPEWAIT, 1)
-        if isHTTPS || transport.proxy != .none || transport.security.isSecured {  // Security: see CurlTransfer+TLS.swift
-            try configureTLS(easy, transport: transport)
-        }
+        try configureTLS(easy, transport: transport)  // decides itself whether TLS options apply
         if let timeout = options.connectTimeout { try set(easy, CURLOPT_CONNECTTIMEOUT_MS, timeout.milliseconds) }
         if let timeout = options.timeout { try set(easy, CURLOPT_TIMEOUT_MS, timeout.milliseconds) }
         if options.maximumRedirects > 0 {
@@ -169,10 +167,9 @@ final class CurlTransfer: @unchecked Sendable {
         var hasExpect = false
         var hasContentType = false
         for field in request.headerFields {
+            // CR, LF and NUL cannot reach here: HTTPFields never stores them, and the session
+            // screens every request (SecurityConfiguration.rejectControlCharacters).
             let value = field.value
-            if value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) {
-                throw TransportError(kind: .invalidRequest, message: "the value of header \(field.name) contains CR, LF or NUL")
-            }
             if field.name == .expect { hasExpect = true }
             if field.name == .contentType { hasContentType = true }
             // curl sends "Name;" as a header with an empty value.
