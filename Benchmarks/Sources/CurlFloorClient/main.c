@@ -18,12 +18,15 @@ typedef struct {
     unsigned long long start;
     long long bytes;
     struct curl_slist *headers;
+    int configured;
     char error[CURL_ERROR_SIZE];
 } Slot;
 
 // --mode courier-options: every request does what Courier's CurlTransfer asks of libcurl
-// (curl_easy_reset, the same options, a header callback, a header list, ten getinfo calls at
-// the end), in C. Courier's CPU per request minus this client's is the Swift-side overhead;
+// (the same options, a header callback, a header list, ten getinfo calls at the end), in C.
+// Like CurlEasyHandle, a handle keeps its options and header list from request to request of
+// the same kind: the first request sets everything, later ones the URL, the callback data and
+// the timeouts. Courier's CPU per request minus this client's is the Swift-side overhead;
 // this client's minus the plain floor's is the price of those libcurl options.
 static int courier_options = 0;
 static const char *ca_file = NULL;
@@ -82,14 +85,18 @@ static void configure_basic(Slot *slot) {
 // The options CurlTransfer.configure sets for a GET with the default configuration.
 static void configure_like_courier(Slot *slot) {
     CURL *easy = slot->easy;
-    curl_easy_reset(easy);
     curl_easy_setopt(easy, CURLOPT_URL, target_url);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, slot);
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, slot);
+    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 60000L);
+    slot->error[0] = 0;
+    if (slot->configured) return;
+    slot->configured = 1;
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, slot->error);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, slot);
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(easy, CURLOPT_HEADERDATA, slot);
     curl_easy_setopt(easy, CURLOPT_PRIVATE, slot);
     curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
@@ -99,8 +106,6 @@ static void configure_like_courier(Slot *slot) {
         curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file);
         curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
     }
-    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 60000L);
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 5L);
     curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, strncmp(target_url, "https", 5) == 0 ? "https" : "http,https");
@@ -165,10 +170,6 @@ static void run_phase(CURLM *multi, Slot *slots, int concurrency, long long tota
             curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &phase->http_version);
             if (courier_options) read_metrics(easy);
             curl_multi_remove_handle(multi, easy);
-            if (slot->headers) {
-                curl_slist_free_all(slot->headers);
-                slot->headers = NULL;
-            }
             in_flight--;
             phase->completed++;
             phase->bytes += slot->bytes;
@@ -257,7 +258,10 @@ int main(int argc, char **argv) {
     printf("}\n");
     fflush(stdout);
 
-    for (int i = 0; i < concurrency; i++) curl_easy_cleanup(slots[i].easy);
+    for (int i = 0; i < concurrency; i++) {
+        curl_easy_cleanup(slots[i].easy);
+        curl_slist_free_all(slots[i].headers);
+    }
     curl_multi_cleanup(multi);
     free(slots);
     free(measured.latencies);

@@ -33,6 +33,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let inbox = LockedBox(Inbox())
     private let activeCount = Atomic<Int>(0)
+    private let queuedCount = Atomic<Int>(0)
     private let handleCount = Atomic<Int>(0)
     let configuration: CurlTransport.Configuration
 
@@ -42,12 +43,21 @@ final class CurlMultiLoop: @unchecked Sendable {
     // Loop-thread state.
     private var localJobs: [UnownedJob] = []
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    private var idleHandles: [UnsafeMutableRawPointer] = []
+    private var idleHandles: [CurlEasyHandle] = []
     private let maximumIdleHandles = 256
+
+    /// Transfers per origin that may hold an easy handle at once (64 per allowed
+    /// connection: enough to keep every connection and HTTP/2 stream busy); `0` means no
+    /// limit. The rest wait in ``origins`` without a handle.
+    private let transfersPerOrigin: Int
+    private var origins: [String: CurlOriginSlots] = [:]
+    /// The earliest deadline among queued transfers, if any has one.
+    private var queueDeadline: ContinuousClock.Instant?
 
     init(configuration: CurlTransport.Configuration) {
         CurlMultiLoop.globalInit
         self.configuration = configuration
+        self.transfersPerOrigin = max(0, configuration.maximumConnectionsPerHost) * 64
         guard let multi = curl_multi_init() else {
             preconditionFailure("curl_multi_init failed: out of memory")
         }
@@ -63,6 +73,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     var statistics: CurlTransport.Statistics {
         CurlTransport.Statistics(
             activeTransfers: activeCount.load(ordering: .relaxed),
+            queuedTransfers: queuedCount.load(ordering: .relaxed),
             easyHandles: handleCount.load(ordering: .relaxed)
         )
     }
@@ -147,7 +158,16 @@ final class CurlMultiLoop: @unchecked Sendable {
             collectCompletions()
             // Jobs resumed by completions run before the next wait.
             runJobs(&jobs)
-            let timeout: Int32 = localJobs.isEmpty ? 1000 : 0
+            var timeout: Int32 = localJobs.isEmpty ? 1000 : 0
+            if let queueDeadline {
+                let now = ContinuousClock.now
+                if queueDeadline <= now {
+                    expireQueued(now: now)
+                    timeout = 0
+                } else {
+                    timeout = min(timeout, Int32(clamping: (queueDeadline - now).milliseconds + 1))
+                }
+            }
             _ = curl_multi_poll(multi, nil, 0, timeout, nil)
         }
         tearDown()
@@ -180,38 +200,103 @@ final class CurlMultiLoop: @unchecked Sendable {
             transfer.fail(CancellationError())
             return
         }
-        let easy: UnsafeMutableRawPointer
+        guard transfersPerOrigin > 0 else {
+            _ = attach(transfer)
+            return
+        }
+        if origins[transfer.origin]?.attached ?? 0 < transfersPerOrigin {
+            origins[transfer.origin, default: CurlOriginSlots()].attached += 1
+            if !attach(transfer) { release(transfer.origin) }
+            return
+        }
+        if let timeout = transfer.options.timeout {
+            let deadline = ContinuousClock.now + timeout
+            transfer.deadline = deadline
+            queueDeadline = min(queueDeadline ?? deadline, deadline)
+        }
+        transfer.isQueued = true
+        origins[transfer.origin]!.enqueue(transfer)
+        queuedCount.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// Gives `transfer` an easy handle and adds it to the multi handle; fails it and
+    /// returns `false` when that is impossible.
+    private func attach(_ transfer: CurlTransfer) -> Bool {
+        let handle: CurlEasyHandle
         if let idle = idleHandles.popLast() {
-            easy = idle
-        } else if let fresh = curl_easy_init() {
-            easy = fresh
+            handle = idle
+        } else if let fresh = CurlEasyHandle() {
+            handle = fresh
             handleCount.wrappingAdd(1, ordering: .relaxed)
         } else {
             transfer.fail(TransportError(kind: .other, message: "curl_easy_init failed: out of memory"))
-            return
+            return false
         }
         do {
-            try transfer.configure(easy, transport: configuration)
+            try transfer.configure(handle, transport: configuration)
         } catch {
             transfer.detach()
-            recycle(easy)
+            recycle(handle)
             transfer.fail(error)
-            return
+            return false
         }
+        let easy = handle.pointer
         let code = curl_multi_add_handle(multi, easy)
         guard code == CURLM_OK else {
             transfer.detach()
-            recycle(easy)
+            recycle(handle)
             let text = String(cString: curl_multi_strerror(code))
             transfer.fail(TransportError(kind: .other, message: "curl_multi_add_handle failed: \(text)"))
-            return
+            return false
         }
         running[easy] = transfer
         activeCount.wrappingAdd(1, ordering: .relaxed)
         transfer.attached()
+        return true
+    }
+
+    /// Frees a slot of `origin` and hands it to the oldest transfer waiting there.
+    private func release(_ origin: String) {
+        guard transfersPerOrigin > 0, var slots = origins.removeValue(forKey: origin) else { return }
+        slots.attached -= 1
+        while let next = slots.dequeue() {
+            guard next.isQueued else { continue }  // cancelled or timed out while waiting
+            next.isQueued = false
+            queuedCount.wrappingSubtract(1, ordering: .relaxed)
+            slots.attached += 1
+            if attach(next) { break }
+            slots.attached -= 1
+        }
+        if !slots.isIdle { origins[origin] = slots }
+    }
+
+    /// Fails the queued transfers whose total timeout ran out before they got a slot.
+    private func expireQueued(now: ContinuousClock.Instant) {
+        var earliest: ContinuousClock.Instant?
+        for slots in origins.values {
+            for transfer in slots.queued where transfer.isQueued {
+                guard let deadline = transfer.deadline else { continue }
+                if deadline <= now {
+                    transfer.isQueued = false
+                    queuedCount.wrappingSubtract(1, ordering: .relaxed)
+                    transfer.fail(TransportError(kind: .timedOut, message: "the request timed out waiting for a connection"))
+                } else {
+                    earliest = min(earliest ?? deadline, deadline)
+                }
+            }
+        }
+        queueDeadline = earliest
     }
 
     private func cancel(_ transfer: CurlTransfer) {
+        if transfer.isQueued {
+            // Waiting for a slot: it leaves the queue lazily (release skips it).
+            transfer.isQueued = false
+            transfer.isCancelled = true
+            queuedCount.wrappingSubtract(1, ordering: .relaxed)
+            transfer.fail(CancellationError())
+            return
+        }
         guard let easy = transfer.easy, running[easy] === transfer else {
             // Not started yet (or already ended): the start command will see the flag.
             transfer.isCancelled = true
@@ -219,10 +304,10 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
         transfer.isCancelled = true
         remove(easy)
-        transfer.detach()
-        curl_easy_cleanup(easy)
+        transfer.detach()  // drops the last reference to the handle: curl_easy_cleanup
         handleCount.wrappingSubtract(1, ordering: .relaxed)
         transfer.fail(CancellationError())
+        release(transfer.origin)
     }
 
     private func collectCompletions() {
@@ -230,11 +315,12 @@ final class CurlMultiLoop: @unchecked Sendable {
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = message.pointee.data.result
-            guard let transfer = running[easy] else { continue }
+            guard let transfer = running[easy], let handle = transfer.handle else { continue }
             remove(easy)
             transfer.complete(code)
             transfer.detach()
-            recycle(easy)
+            recycle(handle)
+            release(transfer.origin)
         }
     }
 
@@ -244,12 +330,12 @@ final class CurlMultiLoop: @unchecked Sendable {
         activeCount.wrappingSubtract(1, ordering: .relaxed)
     }
 
-    private func recycle(_ easy: UnsafeMutableRawPointer) {
+    /// Keeps an easy handle for the next transfer, options and all (see ``CurlEasyHandle``),
+    /// or lets it go (`curl_easy_cleanup`) when enough are idle.
+    private func recycle(_ handle: CurlEasyHandle) {
         if idleHandles.count < maximumIdleHandles {
-            curl_easy_reset(easy)
-            idleHandles.append(easy)
+            idleHandles.append(handle)
         } else {
-            curl_easy_cleanup(easy)
             handleCount.wrappingSubtract(1, ordering: .relaxed)
         }
     }
@@ -257,18 +343,22 @@ final class CurlMultiLoop: @unchecked Sendable {
     private func tearDown() {
         for (easy, transfer) in running {
             _ = curl_multi_remove_handle(multi, easy)
-            transfer.detach()
-            curl_easy_cleanup(easy)
+            transfer.detach()  // releases the handle: curl_easy_cleanup
             handleCount.wrappingSubtract(1, ordering: .relaxed)
             activeCount.wrappingSubtract(1, ordering: .relaxed)
             transfer.fail(TransportError.shutDownError)
         }
         running.removeAll()
-        for easy in idleHandles {
-            curl_easy_cleanup(easy)
-            handleCount.wrappingSubtract(1, ordering: .relaxed)
+        for slots in origins.values {
+            for transfer in slots.queued where transfer.isQueued {
+                transfer.isQueued = false
+                queuedCount.wrappingSubtract(1, ordering: .relaxed)
+                transfer.fail(TransportError.shutDownError)
+            }
         }
-        idleHandles.removeAll()
+        origins.removeAll()
+        handleCount.wrappingSubtract(idleHandles.count, ordering: .relaxed)
+        idleHandles.removeAll()  // curl_easy_cleanup for each
         let (commands, waiters) = inbox.withLock { inbox in
             inbox.isStopped = true
             defer {

@@ -15,14 +15,23 @@ final class CurlTransfer: @unchecked Sendable {
     unowned let loop: CurlMultiLoop
     private let url: String
     let isHTTPS: Bool
+    /// `scheme://authority`: transfers wait per origin for a slot (``CurlOriginSlots``).
+    let origin: String
+
+    /// Whether the transfer waits in its origin's queue (no easy handle yet).
+    var isQueued = false
+    /// When a queued transfer's total timeout runs out (its time in the queue counts).
+    var deadline: ContinuousClock.Instant?
 
     var continuation: UnsafeContinuation<Response, any Error>?
     var isCancelled = false
-    private(set) var easy: UnsafeMutableRawPointer?
+    /// The easy handle while the transfer is attached to the loop.
+    private(set) var handle: CurlEasyHandle?
+    var easy: UnsafeMutableRawPointer? { handle?.pointer }
 
     // Response head.
     private var statusCode = 0
-    private var fields: [HTTPField] = []
+    private var fields = HTTPFields()
     private var headComplete = false
     private var expectedLength: Int64 = -1
 
@@ -42,8 +51,6 @@ final class CurlTransfer: @unchecked Sendable {
     private var lastDownload: Int64 = -1
     private var lastUpload: Int64 = -1
 
-    private var headerList: UnsafeMutablePointer<curl_slist>?
-    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
 
     private enum UploadSource {
         case memory(Data, offset: Int)
@@ -66,38 +73,87 @@ final class CurlTransfer: @unchecked Sendable {
         self.options = options
         self.control = control
         self.loop = loop
-        self.url = "\(scheme)://\(authority)\(request.path ?? "/")"
+        self.origin = "\(scheme)://\(authority)"
+        self.url = origin + (request.path ?? "/")
         self.isHTTPS = scheme.utf8.count == 5 && scheme.lowercased() == "https"
-        errorBuffer.initialize(to: 0)
-    }
-
-    deinit {
-        errorBuffer.deallocate()
-        if let headerList { curl_slist_free_all(headerList) }
     }
 
     // MARK: Setting up (loop thread)
 
-    func configure(_ easy: UnsafeMutableRawPointer, transport: CurlTransport.Configuration) throws {
-        self.easy = easy
+    /// The options of a transfer that stay on a reused easy handle: a handle whose previous
+    /// transfer had the same profile keeps them (see ``CurlEasyHandle``).
+    struct Profile: Equatable {
+        var method: HTTPRequest.Method
+        var hasBody: Bool
+        var isHTTPS: Bool
+        var maximumRedirects: Int
+        var reportsProgress: Bool
+    }
+
+    private var profile: Profile {
+        Profile(
+            method: request.method,
+            hasBody: body != nil,
+            isHTTPS: isHTTPS,
+            maximumRedirects: options.maximumRedirects,
+            reportsProgress: options.reportsProgress && control.observesProgress
+        )
+    }
+
+    func configure(_ handle: CurlEasyHandle, transport: CurlTransport.Configuration) throws {
+        if request.method == .head, body != nil {
+            throw TransportError(kind: .invalidRequest, message: "a HEAD request cannot carry a body")
+        }
+        self.handle = handle
+        let easy = handle.pointer
+        let profile = profile
+        if handle.needsOptions(for: profile) {
+            try configure(easy, profile: profile, errorBuffer: handle.errorBuffer, transport: transport)
+            handle.profile = profile
+        }
+        // Per request: what differs even between transfers of the same profile.
         let me = Unmanaged.passUnretained(self).toOpaque()
+        handle.errorBuffer[0] = 0
         try set(easy, CURLOPT_URL, url)
+        try set(easy, CURLOPT_WRITEDATA, pointer: me)
+        try set(easy, CURLOPT_HEADERDATA, pointer: me)
+        try set(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout?.milliseconds ?? 0)
+        try set(easy, CURLOPT_TIMEOUT_MS, timeoutMilliseconds)
+        if let body {
+            try prepareUpload(body)
+            try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: body.length ?? -1)
+            try set(easy, CURLOPT_READDATA, pointer: me)
+        }
+        if profile.reportsProgress { try set(easy, CURLOPT_XFERINFODATA, pointer: me) }
+        try check(handle.setHeaders(request.headerFields, hasBody: body != nil), "header list")
+    }
+
+    /// The total timeout left for curl: what the transfer spent waiting for a slot counts.
+    private var timeoutMilliseconds: Int {
+        guard let timeout = options.timeout else { return 0 }
+        guard let deadline else { return timeout.milliseconds }
+        return max(1, (deadline - .now).milliseconds)
+    }
+
+    /// Sets every option that belongs to the profile (on a new or reset handle).
+    private func configure(
+        _ easy: UnsafeMutableRawPointer,
+        profile: Profile,
+        errorBuffer: UnsafeMutablePointer<CChar>,
+        transport: CurlTransport.Configuration
+    ) throws {
         try set(easy, CURLOPT_NOSIGNAL, 1)
         try set(easy, CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
         try check(ccurl_easy_setopt_write_function(easy, CurlCallbacks.write), "write callback")
-        try set(easy, CURLOPT_WRITEDATA, pointer: me)
         try check(ccurl_easy_setopt_header_function(easy, CurlCallbacks.header), "header callback")
-        try set(easy, CURLOPT_HEADERDATA, pointer: me)
         try set(easy, CURLOPT_ACCEPT_ENCODING, "")
         try set(easy, CURLOPT_HTTP_VERSION, transport.allowsHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1))
         try set(easy, CURLOPT_PIPEWAIT, 1)
         try configureTLS(easy, transport: transport)  // decides itself whether TLS options apply
-        if let timeout = options.connectTimeout { try set(easy, CURLOPT_CONNECTTIMEOUT_MS, timeout.milliseconds) }
-        if let timeout = options.timeout { try set(easy, CURLOPT_TIMEOUT_MS, timeout.milliseconds) }
-        if options.maximumRedirects > 0 {
+        if profile.maximumRedirects > 0 {
             try set(easy, CURLOPT_FOLLOWLOCATION, 1)
-            try set(easy, CURLOPT_MAXREDIRS, options.maximumRedirects)
-            try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, isHTTPS ? "https" : "http,https")
+            try set(easy, CURLOPT_MAXREDIRS, profile.maximumRedirects)
+            try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, profile.isHTTPS ? "https" : "http,https")
         }
         switch transport.proxy {
         case .environment: break
@@ -106,33 +162,28 @@ final class CurlTransfer: @unchecked Sendable {
             try set(easy, CURLOPT_PROXY, proxy)
             if !excluded.isEmpty { try set(easy, CURLOPT_NOPROXY, excluded.joined(separator: ",")) }
         }
-        try configureMethodAndBody(easy, me: me)
-        try configureHeaders(easy)
-        if options.reportsProgress && control.observesProgress {
+        let method = profile.method
+        if method == .head {
+            try set(easy, CURLOPT_NOBODY, 1)
+        } else if method != .get || profile.hasBody {
+            try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue)
+        }
+        if profile.hasBody {
+            try set(easy, CURLOPT_POST, 1)
+            try check(ccurl_easy_setopt_read_function(easy, CurlCallbacks.read), "read callback")
+        } else if method == .post || method == .put || method == .patch {
+            try set(easy, CURLOPT_POST, 1)
+            try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: 0)
+            try set(easy, CURLOPT_POSTFIELDS, pointer: nil)
+        }
+        if profile.reportsProgress {
             try set(easy, CURLOPT_NOPROGRESS, 0)
             try check(ccurl_easy_setopt_xferinfo_function(easy, CurlCallbacks.progress), "progress callback")
-            try set(easy, CURLOPT_XFERINFODATA, pointer: me)
         }
     }
 
-    private func configureMethodAndBody(_ easy: UnsafeMutableRawPointer, me: UnsafeMutableRawPointer) throws {
-        let method = request.method
-        if method == .head {
-            try set(easy, CURLOPT_NOBODY, 1)
-        } else if method != .get || body != nil {
-            try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue)
-        }
-        guard let body else {
-            if method == .post || method == .put || method == .patch {
-                try set(easy, CURLOPT_POST, 1)
-                try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: 0)
-                try set(easy, CURLOPT_POSTFIELDS, pointer: nil)
-            }
-            return
-        }
-        guard method != .head else {
-            throw TransportError(kind: .invalidRequest, message: "a HEAD request cannot carry a body")
-        }
+    /// Opens the source the read callback takes the request body from.
+    private func prepareUpload(_ body: RequestBody) throws {
         switch body.storage {
         case .data(let data):
             upload = .memory(data, offset: 0)
@@ -156,30 +207,6 @@ final class CurlTransfer: @unchecked Sendable {
             }
             upload = .stream(writer, pump: task)
         }
-        try set(easy, CURLOPT_POST, 1)
-        try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: body.length ?? -1)
-        try check(ccurl_easy_setopt_read_function(easy, CurlCallbacks.read), "read callback")
-        try set(easy, CURLOPT_READDATA, pointer: me)
-    }
-
-    private func configureHeaders(_ easy: UnsafeMutableRawPointer) throws {
-        var list: UnsafeMutablePointer<curl_slist>?
-        var hasExpect = false
-        var hasContentType = false
-        for field in request.headerFields {
-            // CR, LF and NUL cannot reach here: HTTPFields never stores them, and the session
-            // screens every request (SecurityConfiguration.rejectControlCharacters).
-            let value = field.value
-            if field.name == .expect { hasExpect = true }
-            if field.name == .contentType { hasContentType = true }
-            // curl sends "Name;" as a header with an empty value.
-            let line = value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(value)"
-            list = curl_slist_append(list, line)
-        }
-        if !hasExpect { list = curl_slist_append(list, "Expect:") }
-        if !hasContentType && body != nil { list = curl_slist_append(list, "Content-Type:") }
-        headerList = list
-        try check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list), "header list")
     }
 
     /// Called once the easy handle was added: applies a suspension requested before the start.
@@ -196,10 +223,6 @@ final class CurlTransfer: @unchecked Sendable {
     /// Releases per-transfer curl resources; the easy handle goes back to the loop.
     func detach() {
         control.detach()
-        if let headerList {
-            curl_slist_free_all(headerList)
-            self.headerList = nil
-        }
         switch upload {
         case .file(let handle): try? handle.close()
         case .stream(let writer, let pump):
@@ -208,7 +231,7 @@ final class CurlTransfer: @unchecked Sendable {
         case .memory, .none: break
         }
         upload = nil
-        easy = nil
+        handle = nil
     }
 
     /// Pauses or resumes the easy handle to match the user's wish.
@@ -233,7 +256,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
         if bytes.starts(with: "HTTP/".utf8) {
             statusCode = bytes.statusCode ?? 0
-            fields.removeAll(keepingCapacity: true)
+            fields = HTTPFields()
             headComplete = false
             expectedLength = -1
             return
@@ -244,7 +267,7 @@ final class CurlTransfer: @unchecked Sendable {
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
         let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[..<colon])
         let valueBytes = UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...]).trimmingWhitespace()
-        guard let name = HTTPField.Name(String(decoding: nameBytes, as: UTF8.self)) else { return }
+        guard let name = ResponseFieldName.name(nameBytes) else { return }
         let value = String(decoding: valueBytes, as: UTF8.self)
         if name == .contentLength, let length = Int64(value) { expectedLength = length }
         fields.append(HTTPField(name: name, value: value))
@@ -253,7 +276,7 @@ final class CurlTransfer: @unchecked Sendable {
     private func finishHead() {
         guard statusCode >= 200 else { return }  // 1xx interim response, or no status line yet
         if options.maximumRedirects > 0, [301, 302, 303, 307, 308].contains(statusCode),
-            fields.contains(where: { $0.name == .location })
+            fields[.location] != nil
         {
             return  // curl follows this redirect; the final response comes next
         }
@@ -272,7 +295,7 @@ final class CurlTransfer: @unchecked Sendable {
             }
         )
         self.stream = stream
-        let head = HTTPResponse(status: .init(code: statusCode), headerFields: HTTPFields(fields))
+        let head = HTTPResponse(status: .init(code: statusCode), headerFields: fields)
         continuation.resume(returning: Response(head: head, body: ResponseBody(stream: .init(stream)), metrics: metrics()))
     }
 
@@ -351,14 +374,14 @@ final class CurlTransfer: @unchecked Sendable {
                 fail(refused)
                 return
             }
-            fail(failure ?? proxyFailure(code) ?? TransportError(curlCode: code, detail: String(cString: errorBuffer), https: isHTTPS))
+            fail(failure ?? proxyFailure(code) ?? TransportError(curlCode: code, detail: handle?.errorText ?? "", https: isHTTPS))
             return
         }
         if let stream {
             stream.finish()
             return
         }
-        let head = HTTPResponse(status: .init(code: statusCode), headerFields: HTTPFields(fields))
+        let head = HTTPResponse(status: .init(code: statusCode), headerFields: fields)
         let data = buffer.takeData()
         let response = Response(head: head, body: ResponseBody(data), metrics: metrics())
         continuation?.resume(returning: response)

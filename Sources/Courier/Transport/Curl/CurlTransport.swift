@@ -37,6 +37,10 @@ public final class CurlTransport: Transport {
         ///
         /// Without a limit, a burst of a thousand HTTPS requests on a fresh transport opens
         /// hundreds of TLS connections at once and many time out in the handshake.
+        ///
+        /// The limit also bounds memory: at most 64 transfers per allowed connection hold a
+        /// libcurl easy handle at once; further ones wait in a queue of their origin, in
+        /// order, and their time there counts towards their total timeout.
         public var maximumConnectionsPerHost: Int
         /// The most connections in all; `0` means no limit.
         public var maximumConnections: Int
@@ -91,8 +95,12 @@ public final class CurlTransport: Transport {
 
     /// Counts that show what the transport holds right now.
     public struct Statistics: Sendable, Hashable {
-        /// Transfers started and not yet ended.
+        /// Transfers that hold an easy handle: started, not waiting in a queue, not yet ended.
         public var activeTransfers: Int
+        /// Transfers waiting for a slot at their origin, without an easy handle yet: at most
+        /// 64 transfers per allowed connection (``Configuration/maximumConnectionsPerHost``)
+        /// hold one at a time.
+        public var queuedTransfers: Int
         /// Easy handles alive, in use or kept for reuse.
         public var easyHandles: Int
     }

@@ -1,0 +1,95 @@
+internal import CCurlShim
+import HTTPTypes
+
+/// One libcurl easy handle and what the loop knows about the options it carries.
+///
+/// Handles are reused from transfer to transfer without `curl_easy_reset`: a reset throws
+/// away the parsed URL, the formatted request headers and every option, and libcurl spends
+/// microseconds per request building them again. Instead the handle remembers the
+/// ``CurlTransfer/Profile`` its options were set for; a transfer with the same profile sets
+/// only what differs per request (URL, callback data, header list), and any other transfer
+/// resets the handle and sets everything.
+///
+/// Loop thread only (`@unchecked Sendable` like the loop that owns it).
+final class CurlEasyHandle: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer
+
+    /// libcurl writes the text of a failure here (`CURLOPT_ERRORBUFFER`); owned by the handle
+    /// so that an idle handle never points at freed memory.
+    let errorBuffer: UnsafeMutablePointer<CChar>
+
+    /// The options the handle carries, or `nil` after a reset or a failed configuration.
+    var profile: CurlTransfer.Profile?
+
+    /// The request header list the handle points at, and the fields it was made from.
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var headerKey: HeaderKey?
+
+    private struct HeaderKey: Equatable {
+        var fields: HTTPFields
+        var hasBody: Bool
+    }
+
+    init?() {
+        guard let pointer = curl_easy_init() else { return nil }
+        self.pointer = pointer
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(to: 0)
+    }
+
+    deinit {
+        curl_easy_cleanup(pointer)
+        if let headerList { curl_slist_free_all(headerList) }
+        errorBuffer.deallocate()
+    }
+
+    /// The text libcurl left in the error buffer.
+    var errorText: String { String(cString: errorBuffer) }
+
+    /// Whether a transfer has set options on the handle since it was made.
+    private var isUsed = false
+
+    /// Makes the handle ready for a transfer with `profile`: returns `false` when its options
+    /// already match, `true` when the transfer must set them all (after a reset, unless the
+    /// handle is new).
+    func needsOptions(for profile: CurlTransfer.Profile) -> Bool {
+        if self.profile == profile { return false }
+        if isUsed {
+            curl_easy_reset(pointer)  // forgets every option, keeps connections and caches
+            headerKey = nil
+        }
+        isUsed = true
+        self.profile = nil  // set again once every option was applied
+        return true
+    }
+
+    /// Points the handle at the header list for `fields`, building it only when the fields
+    /// differ from the previous request's.
+    func setHeaders(_ fields: HTTPFields, hasBody: Bool) -> CURLcode {
+        let key = HeaderKey(fields: fields, hasBody: hasBody)
+        if key == headerKey, headerList != nil { return CURLE_OK }
+        var list: UnsafeMutablePointer<curl_slist>?
+        var hasExpect = false
+        var hasContentType = false
+        for field in fields {
+            // CR, LF and NUL cannot reach here: HTTPFields never stores them, and the session
+            // screens every request (SecurityConfiguration.rejectControlCharacters).
+            if field.name == .expect { hasExpect = true }
+            if field.name == .contentType { hasContentType = true }
+            // curl sends "Name;" as a header with an empty value.
+            let line = field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)"
+            list = curl_slist_append(list, line)
+        }
+        if !hasExpect { list = curl_slist_append(list, "Expect:") }
+        if !hasContentType && hasBody { list = curl_slist_append(list, "Content-Type:") }
+        let code = ccurl_easy_setopt_slist(pointer, CURLOPT_HTTPHEADER, list)
+        guard code == CURLE_OK else {
+            curl_slist_free_all(list)  // the handle still points at the previous list
+            return code
+        }
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = list
+        headerKey = key
+        return code
+    }
+}

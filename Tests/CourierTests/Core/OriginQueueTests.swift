@@ -1,0 +1,82 @@
+import Courier
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Transfers beyond 64 per allowed connection wait in their origin's queue without an easy
+/// handle (CurlOriginSlots); they start in order, can be cancelled, and time out there.
+@Suite(.timeLimit(.minutes(2)))
+struct OriginQueueTests {
+    private func sendAll(_ session: Session, _ path: String, count: Int) -> Task<[Result<Int, any Error>], Never> {
+        Task {
+            await withTaskGroup(of: Result<Int, any Error>.self) { group in
+                for _ in 0..<count {
+                    group.addTask {
+                        do {
+                            return .success(try await session.send(HTTPRequest(method: .get, path: path)).data.count)
+                        } catch {
+                            return .failure(error)
+                        }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+    }
+
+    @Test func transfersBeyondTheLimitWaitWithoutAnEasyHandleAndCancel() async throws {
+        let env = try await TestServers.shared()
+        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1, proxy: .none))
+        let session = Session(configuration: .init(baseURL: env.nginxHTTP), transport: transport)
+        let requests = sendAll(session, "/stall?seconds=30", count: 150)
+        try await waitUntil(timeout: .seconds(20)) { transport.statistics.queuedTransfers == 86 }
+        #expect(transport.statistics.activeTransfers == 64)
+        #expect(transport.statistics.queuedTransfers == 86)
+        #expect(transport.statistics.easyHandles == 64)
+
+        let start = ContinuousClock.now
+        requests.cancel()
+        let results = await requests.value
+        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(results.count == 150)
+        #expect(results.allSatisfy { if case .failure(let error) = $0 { error is CancellationError } else { false } })
+        #expect(transport.statistics.queuedTransfers == 0)
+        #expect(transport.statistics.activeTransfers == 0)
+        await session.shutdown()
+    }
+
+    @Test func everyQueuedTransferCompletes() async throws {
+        let env = try await TestServers.shared()
+        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1, proxy: .none))
+        let session = Session(configuration: .init(baseURL: env.nginxHTTP), transport: transport)
+        let results = await sendAll(session, "/bytes/1k", count: 500).value
+        #expect(results.count == 500)
+        #expect(results.allSatisfy { (try? $0.get()) == 1024 })
+        #expect(transport.statistics.queuedTransfers == 0)
+        #expect(transport.statistics.easyHandles <= 64)
+        await session.shutdown()
+    }
+
+    @Test func timeInTheQueueCountsTowardsTheTimeout() async throws {
+        let env = try await TestServers.shared()
+        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1, proxy: .none))
+        let patient = Session(configuration: .init(baseURL: env.nginxHTTP, timeout: nil), transport: transport)
+        let hurried = Session(configuration: .init(baseURL: env.nginxHTTP, timeout: .milliseconds(500)), transport: transport)
+        let blockers = sendAll(patient, "/stall?seconds=30", count: 64)
+        try await waitUntil(timeout: .seconds(20)) { transport.statistics.activeTransfers == 64 }
+
+        let start = ContinuousClock.now
+        let error = await #expect(throws: TransportError.self) {
+            try await hurried.send(HTTPRequest(method: .get, path: "/bytes/1k"))
+        }
+        #expect(error?.kind == .timedOut)
+        #expect(ContinuousClock.now - start < .seconds(3))
+        #expect(transport.statistics.queuedTransfers == 0)
+
+        blockers.cancel()
+        _ = await blockers.value
+        await patient.shutdown()
+        await hurried.shutdown()
+        await transport.shutdown()
+    }
+}
