@@ -21,6 +21,9 @@ final class CurlEasyHandle: @unchecked Sendable {
     /// The options the handle carries, or `nil` after a reset or a failed configuration.
     var profile: CurlTransfer.Profile?
 
+    /// `CURLOPT_BUFFERSIZE` as last set (chosen per request, see ``CurlOriginSlots``).
+    var receiveBufferSize = CurlOriginSlots.defaultReceiveBufferSize
+
     /// The request header list the handle points at, and the fields it was made from.
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var headerKey: HeaderKey?
@@ -57,6 +60,7 @@ final class CurlEasyHandle: @unchecked Sendable {
         if isUsed {
             curl_easy_reset(pointer)  // forgets every option, keeps connections and caches
             headerKey = nil
+            receiveBufferSize = CurlOriginSlots.defaultReceiveBufferSize
         }
         isUsed = true
         self.profile = nil  // set again once every option was applied

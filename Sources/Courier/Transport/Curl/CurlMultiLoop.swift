@@ -47,8 +47,8 @@ final class CurlMultiLoop: @unchecked Sendable {
     private let maximumIdleHandles = 256
 
     /// Transfers per origin that may hold an easy handle at once (64 per allowed
-    /// connection: enough to keep every connection and HTTP/2 stream busy); `0` means no
-    /// limit. The rest wait in ``origins`` without a handle.
+    /// connection: enough to keep every connection and HTTP/2 stream busy). The rest wait
+    /// in their origin's ``CurlOriginSlots`` without a handle.
     private let transfersPerOrigin: Int
     private var origins: [String: CurlOriginSlots] = [:]
     /// The earliest deadline among queued transfers, if any has one.
@@ -57,7 +57,8 @@ final class CurlMultiLoop: @unchecked Sendable {
     init(configuration: CurlTransport.Configuration) {
         CurlMultiLoop.globalInit
         self.configuration = configuration
-        self.transfersPerOrigin = max(0, configuration.maximumConnectionsPerHost) * 64
+        let connections = configuration.maximumConnectionsPerHost
+        self.transfersPerOrigin = connections > 0 ? connections * 64 : .max
         guard let multi = curl_multi_init() else {
             preconditionFailure("curl_multi_init failed: out of memory")
         }
@@ -200,13 +201,11 @@ final class CurlMultiLoop: @unchecked Sendable {
             transfer.fail(CancellationError())
             return
         }
-        guard transfersPerOrigin > 0 else {
-            _ = attach(transfer)
-            return
-        }
-        if origins[transfer.origin]?.attached ?? 0 < transfersPerOrigin {
-            origins[transfer.origin, default: CurlOriginSlots()].attached += 1
-            if !attach(transfer) { release(transfer.origin) }
+        let slots = slots(for: transfer.origin)
+        transfer.slots = slots
+        if slots.attached < transfersPerOrigin {
+            slots.attached += 1
+            if !attach(transfer) { release(slots) }
             return
         }
         if let timeout = transfer.options.timeout {
@@ -215,7 +214,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             queueDeadline = min(queueDeadline ?? deadline, deadline)
         }
         transfer.isQueued = true
-        origins[transfer.origin]!.enqueue(transfer)
+        slots.enqueue(transfer)
         queuedCount.wrappingAdd(1, ordering: .relaxed)
     }
 
@@ -255,9 +254,19 @@ final class CurlMultiLoop: @unchecked Sendable {
         return true
     }
 
-    /// Frees a slot of `origin` and hands it to the oldest transfer waiting there.
-    private func release(_ origin: String) {
-        guard transfersPerOrigin > 0, var slots = origins.removeValue(forKey: origin) else { return }
+    /// The slots of `origin`, made on first use. Idle origins are forgotten once more than
+    /// 64 are known.
+    private func slots(for origin: String) -> CurlOriginSlots {
+        if let slots = origins[origin] { return slots }
+        if origins.count >= 64 { origins = origins.filter { !$0.value.isIdle } }
+        let slots = CurlOriginSlots()
+        origins[origin] = slots
+        return slots
+    }
+
+    /// Frees a slot of an origin and hands it to the oldest transfer waiting there.
+    private func release(_ slots: CurlOriginSlots?) {
+        guard let slots else { return }
         slots.attached -= 1
         while let next = slots.dequeue() {
             guard next.isQueued else { continue }  // cancelled or timed out while waiting
@@ -267,7 +276,6 @@ final class CurlMultiLoop: @unchecked Sendable {
             if attach(next) { break }
             slots.attached -= 1
         }
-        if !slots.isIdle { origins[origin] = slots }
     }
 
     /// Fails the queued transfers whose total timeout ran out before they got a slot.
@@ -307,7 +315,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         transfer.detach()  // drops the last reference to the handle: curl_easy_cleanup
         handleCount.wrappingSubtract(1, ordering: .relaxed)
         transfer.fail(CancellationError())
-        release(transfer.origin)
+        release(transfer.slots)
     }
 
     private func collectCompletions() {
@@ -320,7 +328,8 @@ final class CurlMultiLoop: @unchecked Sendable {
             transfer.complete(code)
             transfer.detach()
             recycle(handle)
-            release(transfer.origin)
+            transfer.slots?.record(bodyBytes: transfer.receivedBytes)
+            release(transfer.slots)
         }
     }
 

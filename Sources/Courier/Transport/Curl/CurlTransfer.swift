@@ -18,8 +18,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// `scheme://authority`: transfers wait per origin for a slot (``CurlOriginSlots``).
     let origin: String
 
+    /// The loop's bookkeeping for the origin (set when the loop takes the transfer).
+    var slots: CurlOriginSlots?
     /// Whether the transfer waits in its origin's queue (no easy handle yet).
     var isQueued = false
+    /// Response body bytes received (after decoding).
+    private(set) var receivedBytes = 0
     /// When a queued transfer's total timeout runs out (its time in the queue counts).
     var deadline: ContinuousClock.Instant?
 
@@ -119,6 +123,11 @@ final class CurlTransfer: @unchecked Sendable {
         try set(easy, CURLOPT_HEADERDATA, pointer: me)
         try set(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout?.milliseconds ?? 0)
         try set(easy, CURLOPT_TIMEOUT_MS, timeoutMilliseconds)
+        let bufferSize = slots?.receiveBufferSize ?? CurlOriginSlots.defaultReceiveBufferSize
+        if handle.receiveBufferSize != bufferSize {
+            try set(easy, CURLOPT_BUFFERSIZE, bufferSize)
+            handle.receiveBufferSize = bufferSize
+        }
         if let body {
             try prepareUpload(body)
             try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: body.length ?? -1)
@@ -302,7 +311,10 @@ final class CurlTransfer: @unchecked Sendable {
     /// Takes body bytes. Returns the count taken; anything else makes curl pause or fail.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         if let stream {
-            if stream.offer(Data(bytes)) { return bytes.count }
+            if stream.offer(Data(bytes)) {
+                receivedBytes += bytes.count
+                return bytes.count
+            }
             isReceivePaused = true
             return Int(ccurl_writefunc_pause())
         }
@@ -315,6 +327,7 @@ final class CurlTransfer: @unchecked Sendable {
             buffer.reserve(Int(expectedLength))
         }
         buffer.append(bytes)
+        receivedBytes += bytes.count
         return bytes.count
     }
 

@@ -1,0 +1,23 @@
+@testable import Courier
+import Testing
+
+/// The receive buffer follows what an origin has sent lately (CurlOriginSlots).
+struct OriginSlotsTests {
+    @Test func largeBodiesEarnALargerReceiveBufferAndSmallOnesTakeItBack() {
+        let slots = CurlOriginSlots()
+        #expect(slots.receiveBufferSize == 16 << 10)  // nothing known yet: curl's default
+        slots.record(bodyBytes: 1 << 20)
+        #expect(slots.receiveBufferSize == 128 << 10)
+        for _ in 0..<4 { slots.record(bodyBytes: 1 << 20) }
+        #expect(slots.receiveBufferSize == 128 << 10)
+        for _ in 0..<8 { slots.record(bodyBytes: 1024) }
+        #expect(slots.receiveBufferSize == 16 << 10)
+    }
+
+    @Test func oneHugeBodyDoesNotPinTheLargeBufferForever() {
+        let slots = CurlOriginSlots()
+        slots.record(bodyBytes: 8 << 30)  // counted as at most 64 MiB
+        for _ in 0..<16 { slots.record(bodyBytes: 512) }
+        #expect(slots.receiveBufferSize == 16 << 10)
+    }
+}
