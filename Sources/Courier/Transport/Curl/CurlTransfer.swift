@@ -266,6 +266,7 @@ final class CurlTransfer: @unchecked Sendable {
         if bytes.starts(with: "HTTP/".utf8) {
             statusCode = bytes.statusCode ?? 0
             fields = HTTPFields()
+            fields.reserveCapacity(16)  // one allocation for a typical response head
             headComplete = false
             expectedLength = -1
             return
@@ -278,7 +279,7 @@ final class CurlTransfer: @unchecked Sendable {
         let valueBytes = UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...]).trimmingWhitespace()
         guard let name = ResponseFieldName.name(nameBytes) else { return }
         let value = String(decoding: valueBytes, as: UTF8.self)
-        if name == .contentLength, let length = Int64(value) { expectedLength = length }
+        if nameBytes.count == 14, name == .contentLength, let length = Int64(value) { expectedLength = length }
         fields.append(HTTPField(name: name, value: value))
     }
 
