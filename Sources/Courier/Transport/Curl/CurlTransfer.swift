@@ -124,8 +124,9 @@ final class CurlTransfer: @unchecked Sendable {
         try set(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout?.milliseconds ?? 0)
         try set(easy, CURLOPT_TIMEOUT_MS, timeoutMilliseconds)
         let bufferSize = slots?.receiveBufferSize ?? CurlOriginSlots.defaultReceiveBufferSize
-        if handle.receiveBufferSize != bufferSize {
-            try set(easy, CURLOPT_BUFFERSIZE, bufferSize)
+        // libcurl refuses a new size while the handle still holds its receive buffer (it keeps
+        // it after HTTP/2 transfers); the handle then keeps the size it has.
+        if handle.receiveBufferSize != bufferSize, ccurl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, bufferSize) == CURLE_OK {
             handle.receiveBufferSize = bufferSize
         }
         if let body {
