@@ -21,7 +21,7 @@ if [[ "${COURIER_SKIP_TSAN:-0}" != "1" ]]; then
   echo "== concurrency tests under ThreadSanitizer"
   swift build --build-tests --sanitize=thread --scratch-path .build-tsan
   TSAN_OPTIONS="halt_on_error=1" swift test --skip-build --sanitize=thread --scratch-path .build-tsan --no-parallel \
-    --filter 'NetworkTaskTests|StreamingTests|TransportIntegrationTests|MiddlewareTests|HTTP2Tests|SecurityPinningTests|AuthBroker|AuthClient|AuthTokenStore|Concurrency'
+    --filter 'NetworkTaskTests|OriginQueueTests|EasyHandleReuseTests|ReceiveBufferTests|StreamingTests|TransportIntegrationTests|MiddlewareTests|HTTP2Tests|SecurityPinningTests|AuthBroker|AuthClient|AuthTokenStore|Concurrency'
 fi
 echo "== documentation (broken symbol links fail)"
 scripts/build-docs.sh

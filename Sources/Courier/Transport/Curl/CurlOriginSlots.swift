@@ -53,7 +53,9 @@ final class CurlOriginSlots: @unchecked Sendable {
     /// every request. An origin that has lately sent large bodies gets 128 KiB: eight times
     /// fewer reads, write callbacks and stream chunks per MiB (1 MiB bodies: about 1.5×
     /// the throughput in Benchmarks/). The choice adapts like NIO's adaptive receive
-    /// allocator: from what the origin sent, before this transfer's size is known.
+    /// allocator: from what the origin sent, before this transfer's size is known. (libcurl
+    /// refuses a new size while a handle still holds its buffer, as it does after HTTP/2
+    /// transfers; ``CurlTransfer`` then leaves the size as it is.)
     var receiveBufferSize: Int {
         recentBodyBytes >= 256 << 10 ? 128 << 10 : CurlOriginSlots.defaultReceiveBufferSize
     }
