@@ -498,6 +498,43 @@ struct AuthIntegrationTests {
         await access.shutdown()
     }
 
+    @Test func aRenewalThatFinishesAfterLogoutIsRevoked() async throws {
+        let access = try access()
+        let signedIn = try await access.userClient.authenticate(username: "alice", password: "wonderland")
+        let store = InMemoryTokenStore()
+        try await store.setToken(signedIn, for: TokenStoreKey(clientID: "courier-user", level: .user))
+        let started = LockedBox(false)
+        let obtained = LockedBox<OAuth2Token?>(nil)
+        // A refresh that is still on its way when the user logs out.
+        let slowRefresh = AnyGrantStrategy { context in
+            started.withLock { $0 = true }
+            try await Task.sleep(for: .milliseconds(300))
+            let token = try await RefreshTokenGrant().obtainToken(context)
+            obtained.withLock { $0 = token }
+            return token
+        }
+        let broker = TokenBroker(level: .user, endpoint: access.userClient.endpoint, strategy: slowRefresh, store: store)
+        let current = try await broker.token()
+        let renewal = Task { try await broker.tokenRejected(current) }
+        while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+
+        try await broker.wipe()
+        await #expect(throws: AuthError.userNotAuthenticated) { try await renewal.value }
+        #expect(try await broker.currentToken() == nil)
+
+        // The server issued new tokens to the abandoned renewal; the broker revokes them.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while obtained.withLock({ $0 }) == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let orphan = try #require(obtained.withLock { $0 })
+        let orphanRefresh = try #require(orphan.refreshToken)
+        while try await admin.isActive(orphanRefresh), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try await !admin.isActive(orphanRefresh))
+        #expect(try await !admin.isActive(orphan.accessToken))
+        await access.shutdown()
+    }
+
     // MARK: Challenges and confinement
 
     @Test func aBasicChallengeFromARealServer() async throws {

@@ -263,7 +263,7 @@ public actor TokenBroker {
     /// Forgets the level's token, in memory and in the store (logout).
     ///
     /// Callers waiting for a renewal get ``AuthError/Kind/userNotAuthenticated``; a renewal
-    /// that finishes afterwards is dropped.
+    /// that finishes afterwards is dropped, and the token it obtained is revoked.
     ///
     /// - Returns: The token that was current, so the caller can revoke it.
     /// - Throws: ``TokenStoreError`` when the store cannot be written; the token is forgotten
@@ -411,7 +411,25 @@ public actor TokenBroker {
             if case .failure(let cause) = obtained, cause is CancellationError { return .failure(cause) }
             return .failure(error)
         case .discard:
+            if case .success(let orphan) = obtained { await revokeAbandoned(orphan) }
             return .failure(abandonedError())
+        }
+    }
+
+    /// Revokes (RFC 7009) a token that an operation obtained after logout abandoned it:
+    /// nobody will use it, and it must not stay valid at the server. Without a revocation
+    /// endpoint, or when the server refuses, the failure is logged (never the token).
+    private func revokeAbandoned(_ token: OAuth2Token) async {
+        guard endpoint.server.revocationEndpoint != nil else {
+            logger.warning("a \(level) token arrived after logout; the server has no revocation endpoint")
+            return
+        }
+        do {
+            if let refresh = token.refreshToken { try await endpoint.revoke(refresh, hint: .refreshToken) }
+            try await endpoint.revoke(token.accessToken, hint: .accessToken)
+            logger.debug("a \(level) token that arrived after logout was revoked")
+        } catch {
+            logger.warning("a \(level) token that arrived after logout could not be revoked: \(error)")
         }
     }
 
