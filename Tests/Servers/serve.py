@@ -673,6 +673,8 @@ def nginx_conf(ctx: "Context", ports: dict[str, int], version: tuple[int, ...]) 
         location = /redirect/to-https {{ return 302 https://{HOST}:{ports['https']}/httpbin/headers; }}
         location = /redirect/cross-origin {{ return 302 https://localhost:{ports['https']}/httpbin/headers; }}
         location = /redirect/to-attacker {{ return 302 https://{HOST}:{ports['attacker']}/httpbin/headers; }}
+        location = /redirect/same-origin-307 {{ return 307 /echo; }}
+        location = /redirect/cross-origin-307 {{ return 307 https://localhost:{ports['https']}/echo; }}
         location = /encoded/zstd {{
             alias {w}/encoded/payload.json.zst;
             types {{ }}

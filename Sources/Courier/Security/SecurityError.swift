@@ -35,6 +35,9 @@ public struct SecurityError: Error, Sendable, Hashable, CustomStringConvertible 
         /// The security configuration is invalid: a malformed pin or host pattern, an
         /// unreadable certificate, a wrong key password.
         case invalidConfiguration
+        /// A server answered 307 or 308 to a request with a body and pointed to another
+        /// origin: following would send the body there. The redirect was not followed.
+        case crossOriginRedirect
     }
 
     /// The kind of failure.
@@ -77,6 +80,8 @@ public struct SecurityError: Error, Sendable, Hashable, CustomStringConvertible 
     public static let unsupportedTLSBackend = kind(.unsupportedTLSBackend)
     /// Matches any invalid security configuration.
     public static let invalidConfiguration = kind(.invalidConfiguration)
+    /// Matches any refused cross-origin redirect of a request body.
+    public static let crossOriginRedirect = kind(.crossOriginRedirect)
 
     /// Errors are equal when their kinds are.
     public static func == (lhs: SecurityError, rhs: SecurityError) -> Bool { lhs.kind == rhs.kind }
@@ -107,6 +112,15 @@ extension SecurityError {
                 + "\(anchors); the TLS handshake was aborted and nothing was sent",
             host: host,
             expectedPins: expected
+        )
+    }
+
+    static func crossOriginRedirect(status: Int, toHost host: String) -> SecurityError {
+        SecurityError(
+            kind: .crossOriginRedirect,
+            message: "the server answered \(status) and pointed the request, body included, to another origin (\(host)); "
+                + "a secured session does not send a request body across origins: the redirect was not followed",
+            host: host
         )
     }
 

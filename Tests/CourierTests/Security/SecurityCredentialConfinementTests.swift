@@ -44,6 +44,25 @@ struct SecurityCredentialConfinementTests {
         await SecuritySupport.close(session)
     }
 
+    // libcurl resends the body on 307/308 to wherever Location points; a secured session
+    // stops such a redirect when it leaves the origin.
+    @Test func aCrossOriginRedirectThatWouldResendTheBodyIsRefused() async throws {
+        let env = try await TestServers.shared()
+        let session = try SecuritySupport.session(env, trust: try trustBoth(env), credentials: (Self.token, Self.cookie))
+        let body = Data("card=4111111111111111".utf8)
+        let error = await #expect(throws: SecurityError.crossOriginRedirect) {
+            try await session.send(HTTPRequest(method: .post, path: "/redirect/cross-origin-307"), body: .data(body))
+        }
+        #expect(error?.host == "localhost")
+        #expect(error?.message.contains("4111") == false)
+
+        // Without a body there is nothing to leak: a cross-origin 307 is followed.
+        let bodiless = try await session.send(HTTPRequest(method: .get, path: "/redirect/cross-origin-307"))
+        #expect(bodiless.status == .ok)
+        #expect(bodiless.metrics?.redirectCount == 1)
+        await SecuritySupport.close(session)
+    }
+
     @Test func aRedirectToAnUntrustedHostIsRefusedInTheHandshake() async throws {
         let env = try await TestServers.shared()
         let session = try SecuritySupport.session(

@@ -14,8 +14,8 @@ enum CurlCallbacks {
     static let header: ccurl_data_callback = { buffer, size, count, userdata in
         guard let userdata else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-        transfer.receiveHeader(UnsafeRawBufferPointer(start: buffer, count: size * count))
-        return size * count
+        // Any other count than the line's length aborts the transfer.
+        return transfer.receiveHeader(UnsafeRawBufferPointer(start: buffer, count: size * count)) ? size * count : 0
     }
 
     static let read: ccurl_data_callback = { buffer, size, count, userdata in

@@ -43,6 +43,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var buffer = ResponseBuffer()
     private var stream: ResponseBodyStream?
     private var failure: TransportError?
+    /// A response the security policy refused (the transfer was aborted for it).
+    private var refusal: SecurityError?
 
     // Request body.
     private var upload: UploadSource?
@@ -258,11 +260,11 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Callbacks (loop thread)
 
-    func receiveHeader(_ line: UnsafeRawBufferPointer) {
+    /// Takes one header line; returns `false` to abort the transfer.
+    func receiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
         let bytes = line.trimmingLineEnd()
         if bytes.isEmpty {
-            finishHead()
-            return
+            return finishHead()
         }
         if bytes.starts(with: "HTTP/".utf8) {
             statusCode = bytes.statusCode ?? 0
@@ -270,29 +272,38 @@ final class CurlTransfer: @unchecked Sendable {
             fields.reserveCapacity(16)  // one allocation for a typical response head
             headComplete = false
             expectedLength = -1
-            return
+            return true
         }
         if bytes.first == 0x20 || bytes.first == 0x09 {
-            return  // obsolete line folding is not supported; ignore the continuation
+            return true  // obsolete line folding is not supported; ignore the continuation
         }
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return true }
         let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[..<colon])
         let valueBytes = UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...]).trimmingWhitespace()
-        guard let name = ResponseFieldName.name(nameBytes) else { return }
+        guard let name = ResponseFieldName.name(nameBytes) else { return true }
         let value = String(decoding: valueBytes, as: UTF8.self)
         if nameBytes.count == 14, name == .contentLength, let length = Int64(value) { expectedLength = length }
         fields.append(HTTPField(name: name, value: value))
+        return true
     }
 
-    private func finishHead() {
-        guard statusCode >= 200 else { return }  // 1xx interim response, or no status line yet
+    private func finishHead() -> Bool {
+        guard statusCode >= 200 else { return true }  // 1xx interim response, or no status line yet
         if options.maximumRedirects > 0, [301, 302, 303, 307, 308].contains(statusCode),
-            fields[.location] != nil
+            let location = fields[.location]
         {
-            return  // curl follows this redirect; the final response comes next
+            // curl follows this redirect; the final response comes next. A 307 or 308 would
+            // send the body again: never to another origin on a secured transport.
+            if statusCode == 307 || statusCode == 308, body != nil, loop.configuration.security.isSecured,
+                let target = crossOriginTarget(of: location)
+            {
+                refusal = SecurityError.crossOriginRedirect(status: statusCode, toHost: target)
+                return false
+            }
+            return true
         }
         headComplete = true
-        guard case .streamed(let bufferBytes) = options.responseBody, let continuation else { return }
+        guard case .streamed(let bufferBytes) = options.responseBody, let continuation else { return true }
         self.continuation = nil
         let stream = ResponseBodyStream(
             highWater: bufferBytes,
@@ -308,6 +319,22 @@ final class CurlTransfer: @unchecked Sendable {
         self.stream = stream
         let head = HTTPResponse(status: .init(code: statusCode), headerFields: fields)
         continuation.resume(returning: Response(head: head, body: ResponseBody(stream: .init(stream)), metrics: metrics()))
+        return true
+    }
+
+    /// The host a redirect's `Location` leads to when it is another origin (scheme, host or
+    /// port) than the URL that answered; `nil` for the same origin.
+    private func crossOriginTarget(of location: String) -> String? {
+        var current: UnsafePointer<CChar>?
+        if let easy { _ = ccurl_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &current) }
+        guard let base = URL(string: current.map { String(cString: $0) } ?? url),
+            let target = URL(string: location, relativeTo: base)?.absoluteURL
+        else { return location }  // unparseable: treat as foreign
+        func origin(_ url: URL) -> (String, String, Int) {
+            let scheme = url.scheme?.lowercased() ?? ""
+            return (scheme, url.host?.lowercased() ?? "", url.port ?? (scheme == "https" ? 443 : 80))
+        }
+        return origin(target) == origin(base) ? nil : (target.host ?? location)
     }
 
     /// Takes body bytes. Returns the count taken; anything else makes curl pause or fail.
@@ -385,6 +412,10 @@ final class CurlTransfer: @unchecked Sendable {
 
     func complete(_ code: CURLcode) {
         guard code == CURLE_OK else {
+            if let refusal {
+                fail(refusal)
+                return
+            }
             if failure == nil, let refused = securityFailure(code) {  // Security: pin mismatch/untrusted host (CurlTransfer+TLS.swift)
                 fail(refused)
                 return
