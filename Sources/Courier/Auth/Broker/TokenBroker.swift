@@ -424,12 +424,15 @@ public actor TokenBroker {
             logger.warning("a \(level) token arrived after logout; the server has no revocation endpoint")
             return
         }
-        do {
-            if let refresh = token.refreshToken { try await endpoint.revoke(refresh, hint: .refreshToken) }
-            try await endpoint.revoke(token.accessToken, hint: .accessToken)
-            logger.debug("a \(level) token that arrived after logout was revoked")
-        } catch {
-            logger.warning("a \(level) token that arrived after logout could not be revoked: \(error)")
+        var revocations: [(token: String, hint: TokenTypeHint)] = [(token.accessToken, .accessToken)]
+        if let refresh = token.refreshToken { revocations.insert((refresh, .refreshToken), at: 0) }
+        for (value, hint) in revocations {  // each on its own: one failure does not skip the other
+            do {
+                try await endpoint.revoke(value, hint: hint)
+                logger.debug("a \(level) \(hint.rawValue) that arrived after logout was revoked")
+            } catch {
+                logger.warning("a \(level) \(hint.rawValue) that arrived after logout could not be revoked: \(error)")
+            }
         }
     }
 

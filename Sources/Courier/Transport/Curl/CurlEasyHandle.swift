@@ -27,10 +27,19 @@ final class CurlEasyHandle: @unchecked Sendable {
     /// The request header list the handle points at, and the fields it was made from.
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var headerKey: HeaderKey?
+    /// Whether that list holds credentials (dropped when the transfer ends, see ``transferEnded``).
+    private var headersHoldCredentials = false
 
+    /// The exact fields of a header list: names as spelt, in order (`HTTPFields`' own `==`
+    /// ignores the case of names and the order between different names).
     private struct HeaderKey: Equatable {
         var fields: HTTPFields
         var hasBody: Bool
+
+        static func == (lhs: HeaderKey, rhs: HeaderKey) -> Bool {
+            lhs.hasBody == rhs.hasBody && lhs.fields.count == rhs.fields.count
+                && zip(lhs.fields, rhs.fields).allSatisfy { $0.name.rawName == $1.name.rawName && $0.value == $1.value }
+        }
     }
 
     init?() {
@@ -48,6 +57,27 @@ final class CurlEasyHandle: @unchecked Sendable {
 
     /// The text libcurl left in the error buffer.
     var errorText: String { String(cString: errorBuffer) }
+
+    /// Called when a transfer on the handle ended.
+    ///
+    /// - A header list with credentials does not stay in an idle handle (a token must not
+    ///   outlive its request in memory, say after logout).
+    /// - libcurl counts retries of dead reused connections per handle and only a reset
+    ///   clears the count: after a transfer that opened a connection (which every retry does),
+    ///   the next use resets the handle, so the count never builds up across requests.
+    func transferEnded() {
+        if headersHoldCredentials, let list = headerList {
+            _ = ccurl_easy_setopt_slist(pointer, CURLOPT_HTTPHEADER, nil)
+            curl_slist_free_all(list)
+            headerList = nil
+            headerKey = nil
+            headersHoldCredentials = false
+        }
+        var connects = 0
+        if ccurl_easy_getinfo_long(pointer, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK, connects > 0 {
+            profile = nil
+        }
+    }
 
     /// Whether a transfer has set options on the handle since it was made.
     private var isUsed = false
@@ -94,6 +124,9 @@ final class CurlEasyHandle: @unchecked Sendable {
         if let headerList { curl_slist_free_all(headerList) }
         headerList = list
         headerKey = key
+        headersHoldCredentials = fields.contains {
+            $0.name == .authorization || $0.name == .proxyAuthorization || $0.name == .cookie
+        }
         return code
     }
 }

@@ -293,7 +293,9 @@ final class CurlMultiLoop: @unchecked Sendable {
                 }
             }
         }
-        queueDeadline = earliest
+        // Scan again at the earliest remaining deadline, but not more often than every 10 ms:
+        // deep queues with spread deadlines must not be walked once per millisecond.
+        queueDeadline = earliest.map { max($0, now + .milliseconds(10)) }
     }
 
     private func cancel(_ transfer: CurlTransfer) {
@@ -342,6 +344,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// Keeps an easy handle for the next transfer, options and all (see ``CurlEasyHandle``),
     /// or lets it go (`curl_easy_cleanup`) when enough are idle.
     private func recycle(_ handle: CurlEasyHandle) {
+        handle.transferEnded()
         if idleHandles.count < maximumIdleHandles {
             idleHandles.append(handle)
         } else {

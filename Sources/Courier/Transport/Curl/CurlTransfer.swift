@@ -45,6 +45,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var failure: TransportError?
     /// A response the security policy refused (the transfer was aborted for it).
     private var refusal: SecurityError?
+    /// Whether a redirect already turned the request into a GET without its body.
+    private var bodyDropped = false
 
     // Request body.
     private var upload: UploadSource?
@@ -294,11 +296,16 @@ final class CurlTransfer: @unchecked Sendable {
         {
             // curl follows this redirect; the final response comes next. A 307 or 308 would
             // send the body again: never to another origin on a secured transport.
-            if statusCode == 307 || statusCode == 308, body != nil, loop.configuration.security.isSecured,
+            if statusCode == 307 || statusCode == 308, body != nil, !bodyDropped, loop.configuration.security.isSecured,
                 let target = crossOriginTarget(of: location)
             {
                 refusal = SecurityError.crossOriginRedirect(status: statusCode, toHost: target)
                 return false
+            }
+            // libcurl turns POST into GET on 301, 302 and 303, and any method into GET on 303:
+            // the body stays behind for the rest of the redirects.
+            if statusCode == 303 || (request.method == .post && (statusCode == 301 || statusCode == 302)) {
+                bodyDropped = true
             }
             return true
         }
