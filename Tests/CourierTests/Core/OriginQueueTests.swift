@@ -57,6 +57,31 @@ struct OriginQueueTests {
         await session.shutdown()
     }
 
+    @Test func cancellingMostOfTheQueueKeepsTheRestInOrder() async throws {
+        let env = try await TestServers.shared()
+        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1, proxy: .none))
+        let session = Session(configuration: .init(baseURL: env.nginxHTTP), transport: transport)
+        let blockers = sendAll(session, "/stall?seconds=30", count: 64)
+        try await waitUntil(timeout: .seconds(20)) { transport.statistics.activeTransfers == 64 }
+        let doomed = sendAll(session, "/bytes/1k", count: 200)
+        try await waitUntil(timeout: .seconds(20)) { transport.statistics.queuedTransfers == 200 }
+        let survivors = sendAll(session, "/bytes/1k", count: 100)
+        try await waitUntil(timeout: .seconds(20)) { transport.statistics.queuedTransfers == 300 }
+
+        doomed.cancel()  // 200 of 300 waiting entries leave: the queue is compacted
+        let cancelled = await doomed.value
+        #expect(cancelled.allSatisfy { if case .failure(let error) = $0 { error is CancellationError } else { false } })
+        #expect(transport.statistics.queuedTransfers == 100)
+
+        blockers.cancel()
+        _ = await blockers.value
+        let results = await survivors.value
+        #expect(results.count == 100)
+        #expect(results.allSatisfy { (try? $0.get()) == 1024 })
+        #expect(transport.statistics.queuedTransfers == 0)
+        await session.shutdown()
+    }
+
     @Test func timeInTheQueueCountsTowardsTheTimeout() async throws {
         let env = try await TestServers.shared()
         let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1, proxy: .none))

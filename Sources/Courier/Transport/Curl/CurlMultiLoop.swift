@@ -269,7 +269,10 @@ final class CurlMultiLoop: @unchecked Sendable {
         guard let slots else { return }
         slots.attached -= 1
         while let next = slots.dequeue() {
-            guard next.isQueued else { continue }  // cancelled or timed out while waiting
+            guard next.isQueued else {  // cancelled or timed out while waiting
+                slots.departedEntryDequeued()
+                continue
+            }
             next.isQueued = false
             queuedCount.wrappingSubtract(1, ordering: .relaxed)
             slots.attached += 1
@@ -282,16 +285,19 @@ final class CurlMultiLoop: @unchecked Sendable {
     private func expireQueued(now: ContinuousClock.Instant) {
         var earliest: ContinuousClock.Instant?
         for slots in origins.values {
+            var left = 0
             for transfer in slots.queued where transfer.isQueued {
                 guard let deadline = transfer.deadline else { continue }
                 if deadline <= now {
                     transfer.isQueued = false
                     queuedCount.wrappingSubtract(1, ordering: .relaxed)
                     transfer.fail(TransportError(kind: .timedOut, message: "the request timed out waiting for a connection"))
+                    left += 1
                 } else {
                     earliest = min(earliest ?? deadline, deadline)
                 }
             }
+            for _ in 0..<left { slots.waitingTransferLeft() }
         }
         // Scan again at the earliest remaining deadline, but not more often than every 10 ms:
         // deep queues with spread deadlines must not be walked once per millisecond.
@@ -300,11 +306,12 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     private func cancel(_ transfer: CurlTransfer) {
         if transfer.isQueued {
-            // Waiting for a slot: it leaves the queue lazily (release skips it).
+            // Waiting for a slot: its entry goes lazily (release skips it, or compaction).
             transfer.isQueued = false
             transfer.isCancelled = true
             queuedCount.wrappingSubtract(1, ordering: .relaxed)
             transfer.fail(CancellationError())
+            transfer.slots?.waitingTransferLeft()
             return
         }
         guard let easy = transfer.easy, running[easy] === transfer else {

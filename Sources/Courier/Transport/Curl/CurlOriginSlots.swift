@@ -26,6 +26,26 @@ final class CurlOriginSlots: @unchecked Sendable {
         waiting.append(transfer)
     }
 
+    /// Queue entries of transfers that left while waiting (cancelled, timed out).
+    private var departed = 0
+
+    /// Notes that a waiting transfer left (its entry stays until dequeued or compacted).
+    /// Once most entries are such, they go at once: a cancelled transfer must not keep its
+    /// request body alive while the origin's queue drains.
+    func waitingTransferLeft() {
+        departed += 1
+        if departed >= 64, departed * 2 >= waiting.count - head {
+            waiting = waiting[head...].filter(\.isQueued)
+            head = 0
+            departed = 0
+        }
+    }
+
+    /// Notes that a dequeued entry was one of a transfer that had left.
+    func departedEntryDequeued() {
+        departed = max(0, departed - 1)
+    }
+
     /// The oldest waiting transfer.
     func dequeue() -> CurlTransfer? {
         guard head < waiting.count else { return nil }
