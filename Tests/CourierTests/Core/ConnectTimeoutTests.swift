@@ -39,29 +39,18 @@ private struct FullListener {
     init() throws {
         struct SocketError: Error { var step: String }
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
-        }
-        guard bound == 0, listen(listener, 0) == 0 else { throw SocketError(step: "bind/listen") }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        guard let port = LoopbackSockets.bindToFreePort(listener), listen(listener, 0) == 0 else {
+            throw SocketError(step: "bind/listen")
         }
         var descriptors = [listener]
         // Backlog 0 holds one established connection; a few more fill the SYN side too.
         for _ in 0..<4 {
             let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-            _ = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, length) }
-            }
+            LoopbackSockets.connect(filler, port: port)
             descriptors.append(filler)
         }
         self.descriptors = descriptors
-        self.port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
     }
 
     func close() {

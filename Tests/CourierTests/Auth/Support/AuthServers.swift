@@ -101,8 +101,8 @@ private actor AuthFront {
         for sub in ["", "/tmp"] {
             try FileManager.default.createDirectory(atPath: directory + sub, withIntermediateDirectories: true)
         }
-        let oauthPort = try Self.freePort()
-        let gatewayPort = try Self.freePort()
+        let oauthPort = try freePort()
+        let gatewayPort = try freePort()
         let user = geteuid() == 0 ? "user root root;\n" : ""
         func server(_ port: Int, upstream: URL) -> String {
             """
@@ -172,7 +172,7 @@ private actor AuthFront {
         self.stdinPipe = pipe
 
         let deadline = Date().addingTimeInterval(15)
-        while !(Self.accepts(oauthPort) && Self.accepts(gatewayPort)) {
+        while !(LoopbackSockets.accepts(oauthPort) && LoopbackSockets.accepts(gatewayPort)) {
             if !process.isRunning || Date() > deadline {
                 let log = (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? ""
                 throw TestServersError(message: "the TLS front for the OAuth2 servers did not start:\n\(log)")
@@ -192,39 +192,6 @@ private actor AuthFront {
             security: security,
             caBundle: env.caBundle
         )
-    }
-
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestServersError(message: "socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw TestServersError(message: "bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 }
 
