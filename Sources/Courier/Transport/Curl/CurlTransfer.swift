@@ -337,11 +337,13 @@ final class CurlTransfer: @unchecked Sendable {
         guard let base = URL(string: current.map { String(cString: $0) } ?? url),
             let target = URL(string: location, relativeTo: base)?.absoluteURL
         else { return location }  // unparseable: treat as foreign
-        func origin(_ url: URL) -> (String, String, Int) {
+        // Hosts in the normal form trust policies use (case, trailing dot, IPv6 brackets).
+        func origin(_ url: URL) -> (scheme: String, host: String, port: Int) {
             let scheme = url.scheme?.lowercased() ?? ""
-            return (scheme, url.host?.lowercased() ?? "", url.port ?? (scheme == "https" ? 443 : 80))
+            return (scheme, HostName.normalized(url.host ?? ""), url.port ?? (scheme == "https" ? 443 : 80))
         }
-        return origin(target) == origin(base) ? nil : (target.host ?? location)
+        let targetOrigin = origin(target)
+        return targetOrigin == origin(base) ? nil : (targetOrigin.host.isEmpty ? location : targetOrigin.host)
     }
 
     /// Takes body bytes. Returns the count taken; anything else makes curl pause or fail.
