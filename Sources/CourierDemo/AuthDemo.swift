@@ -70,12 +70,11 @@ enum AuthDemo {
         var configuration = ResourceAccess.Configuration(
             resourceBaseURL: gateway,
             authorizationServer: AuthorizationServer(baseURL: oauth),
-            security: security,
+            transport: .init(proxy: .none, security: security),
             userClient: OAuth2ClientCredentials(clientID: "courier-user", clientSecret: "user-secret"),
             deviceClient: OAuth2ClientCredentials(clientID: "courier-device", clientSecret: "device-secret")
         )
         configuration.applicationProduct = "CourierDemo/1.0"
-        configuration.transport.proxy = .none
         let access = try ResourceAccess(configuration: configuration)
         let user = access.userClient
         let device = access.deviceClient
@@ -88,19 +87,19 @@ enum AuthDemo {
 
         section("2. Anonymous request: the device token (client credentials)")
         show(
-            try await device.sendAuthenticatedRequest(ResourceRequest(path: "/api/device/info")),
+            try await device.sendAnonymousRequest(ResourceRequest(path: "/api/device/info")),
             "GET /api/device/info"
         )
         show(
-            try await device.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile")),
+            try await device.sendAnonymousRequest(ResourceRequest(path: "/api/user/profile")),
             "GET /api/user/profile with the device token"
         )
 
         section("3. Authenticated request: the user's token")
         do {
             _ = try await user.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
-        } catch let error as AuthError {
-            print("before sign-in: \(error.kind.rawValue) (\(error.requestKind?.rawValue ?? "-") request)")
+        } catch let error as CourierError {
+            print("before sign-in: \(error.kind) (\(error.requestKind?.description ?? "-") request)")
         }
         try await admin.post("/admin/lifetime?seconds=3")
         let signedIn = try await user.authenticate(username: "alice", password: "wonderland")
@@ -167,11 +166,11 @@ enum AuthDemo {
         }
         do {
             _ = try await user.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
-        } catch let error as AuthError {
-            print("after logout: \(error.kind.rawValue)")
+        } catch let error as CourierError {
+            print("after logout: \(error.kind)")
         }
         show(
-            try await device.sendAuthenticatedRequest(ResourceRequest(path: "/api/device/info")),
+            try await device.sendAnonymousRequest(ResourceRequest(path: "/api/device/info")),
             "the device token is not the user's: still valid"
         )
         await access.shutdown()
@@ -179,7 +178,7 @@ enum AuthDemo {
 
     static func section(_ title: String) { print("\n== \(title)") }
 
-    static func show(_ response: ResourceResponse, _ title: String) {
+    static func show(_ response: Response, _ title: String) {
         let body = String(decoding: response.data.prefix(300), as: UTF8.self).trimmingCharacters(
             in: .whitespacesAndNewlines
         )

@@ -66,7 +66,7 @@ let session = Session(
     ),
     transport: transport
 )
-print("Courier \(CourierLibrary.version) on libcurl \(CurlTransport.libcurlVersion)")
+print("Courier on libcurl \(CurlTransport.libcurlVersion)")
 print("User-Agent: \(session.configuration.userAgent)")
 
 describe(try await session.send(HTTPRequest(method: .get, path: "/bytes/1k")), "GET /bytes/1k over HTTPS (first request)")

@@ -4,7 +4,7 @@
 //
 //     CourierSecurityProbe <https-url> <sha256//pin> <ca-bundle.pem>
 //
-// Prints one line and exits: `OK <status>` (0), `REFUSED <kind>` for a SecurityError (3),
+// Prints one line and exits: `OK <status>` (0), `REFUSED <kind>` for a CourierError (3),
 // `FAILED <error>` for anything else (1), usage (2).
 import Courier
 import Foundation
@@ -24,15 +24,14 @@ do {
     let transport = CurlTransport(
         configuration: .init(proxy: .none, trustedCertificateBundlePath: arguments[3], security: security)
     )
-    let session = Session(configuration: .init(security: security), transport: transport)
-    let request = HTTPRequest(method: .get, scheme: url.scheme, authority: url.host.map { h in url.port.map { "\(h):\($0)" } ?? h }, path: url.path + (url.query.map { "?\($0)" } ?? ""))
-    let response = try await session.send(request)
+    let session = Session(transport: transport)
+    let response = try await session.send(HTTPRequest(method: .get, path: arguments[1]))
     print("OK \(response.status.code)")
     await session.shutdown()
     await transport.shutdown()
     exit(0)
-} catch let error as SecurityError {
-    print("REFUSED \(error.kind.rawValue): \(error.message)")
+} catch let error as CourierError {
+    print("REFUSED \(error.kind): \(error.message)")
     exit(3)
 } catch {
     print("FAILED \(error)")

@@ -5,6 +5,11 @@ import Synchronization
 
 /// A ``Transport`` for unit tests: it records every request and answers from a script.
 ///
+/// A mock never opens a connection, so it may report any ``Transport/security``: give it the
+/// secured configuration your production transport has, and a ``Session`` or a
+/// `ResourceAccess` on it runs every security check — HTTPS only, trusted hosts only,
+/// credentials only where they may go — without a network.
+///
 /// ```swift
 /// let transport = MockTransport { request, body in
 ///     Response(head: HTTPResponse(status: .ok), body: ResponseBody(Data("hello".utf8)))
@@ -35,13 +40,26 @@ public final class MockTransport: Transport {
     private let state = LockedBox(State())
     private let responder: Responder?
 
+    /// The security the mock reports; sessions and clients on it enforce it.
+    public let security: SecurityConfiguration
+
     /// Creates a mock that answers every request with `responder`.
-    public init(responder: @escaping Responder) {
+    ///
+    /// - Parameters:
+    ///   - security: The security to report (unpinned by default).
+    ///   - responder: Produces each response.
+    public init(security: SecurityConfiguration = .unpinned, responder: @escaping Responder) {
+        self.security = security
         self.responder = responder
     }
 
     /// Creates a mock that replays `responses` in order, one per request.
-    public init(responses: [Result<Response, any Error>]) {
+    ///
+    /// - Parameters:
+    ///   - security: The security to report (unpinned by default).
+    ///   - responses: The responses or errors, in order.
+    public init(security: SecurityConfiguration = .unpinned, responses: [Result<Response, any Error>]) {
+        self.security = security
         self.responder = nil
         state.withLock { $0.scripted = responses }
     }
@@ -51,7 +69,7 @@ public final class MockTransport: Transport {
 
     /// Records the request and answers it from the script.
     ///
-    /// - Throws: The scripted error, or ``TransportError`` when the script has run out.
+    /// - Throws: The scripted error, or ``CourierError`` when the script has run out.
     public func execute(
         _ request: HTTPRequest,
         body: RequestBody?,
@@ -66,7 +84,7 @@ public final class MockTransport: Transport {
         }
         if let responder { return try await responder(request, data) }
         guard let next else {
-            throw TransportError(kind: .other, message: "MockTransport has no scripted response left")
+            throw CourierError(.transportFailure, message: "MockTransport has no scripted response left")
         }
         return try next.get()
     }

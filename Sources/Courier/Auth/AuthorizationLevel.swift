@@ -25,28 +25,30 @@ public struct AuthorizationLevel: RawRepresentable, Hashable, Sendable, Codable,
     public var description: String { rawValue }
 }
 
-/// The four kinds of resource request (seed 000), and so the four ways a request is
-/// authorized.
-public enum RequestKind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    /// With the user's token: ``UserClient/sendAuthenticatedRequest(_:logger:)``.
-    case authenticated
-    /// With the user's implicit token: ``UserClient/sendImplicitRequest(_:logger:)``.
-    case implicit
-    /// With the device's token: ``DeviceClient/sendAuthenticatedRequest(_:logger:)``.
-    case anonymous
-    /// Without a token, still pinned: ``DeviceClient/sendUnauthenticatedRequest(_:logger:)``.
-    case unauthenticated
+extension ResourceAccess {
+    /// The four kinds of resource request (seed 000), and so the four ways a request is
+    /// authorized.
+    public enum RequestKind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// With the user's token: ``UserClient/sendAuthenticatedRequest(_:logger:)``.
+        case authenticated
+        /// With the user's implicit token: ``UserClient/sendImplicitRequest(_:logger:)``.
+        case implicit
+        /// With the device's token: ``DeviceClient/sendAuthenticatedRequest(_:logger:)``.
+        case anonymous
+        /// Without a token, still pinned: ``DeviceClient/sendUnauthenticatedRequest(_:logger:)``.
+        case unauthenticated
 
-    /// The authorization level whose token the kind sends, `nil` for unauthenticated.
-    public var level: AuthorizationLevel? {
-        switch self {
-        case .authenticated: .user
-        case .implicit: .implicit
-        case .anonymous: .device
-        case .unauthenticated: nil
+        /// The authorization level whose token the kind sends, `nil` for unauthenticated.
+        public var level: AuthorizationLevel? {
+            switch self {
+            case .authenticated: .user
+            case .implicit: .implicit
+            case .anonymous: .device
+            case .unauthenticated: nil
+            }
         }
-    }
 
-    /// The name.
-    public var description: String { rawValue }
+        /// The name.
+        public var description: String { rawValue }
+    }
 }

@@ -102,54 +102,58 @@ public struct OAuth2ClientCredentials: Sendable, Hashable, CustomStringConvertib
     }
 }
 
-/// The `grant_type` of a token request (RFC 6749 §4, and extension grants by URI, §4.5).
-public struct GrantType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    /// The value of `grant_type`.
-    public let rawValue: String
+extension AuthorizationServer {
+    /// The `grant_type` of a token request (RFC 6749 §4, and extension grants by URI, §4.5).
+    public struct GrantType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The value of `grant_type`.
+        public let rawValue: String
 
-    /// Creates a grant type.
-    ///
-    /// - Parameter rawValue: The value of `grant_type`: a registered name or an absolute URI.
-    public init(rawValue: String) { self.rawValue = rawValue }
+        /// Creates a grant type.
+        ///
+        /// - Parameter rawValue: The value of `grant_type`: a registered name or an absolute URI.
+        public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// RFC 6749 §4.1.3.
-    public static let authorizationCode = GrantType(rawValue: "authorization_code")
-    /// RFC 6749 §4.3.2.
-    public static let password = GrantType(rawValue: "password")
-    /// RFC 6749 §4.4.2.
-    public static let clientCredentials = GrantType(rawValue: "client_credentials")
-    /// RFC 6749 §6.
-    public static let refreshToken = GrantType(rawValue: "refresh_token")
-    /// RFC 8693 §2.1.
-    public static let tokenExchange = GrantType(rawValue: "urn:ietf:params:oauth:grant-type:token-exchange")
-    /// RFC 7523 §2.1.
-    public static let jwtBearer = GrantType(rawValue: "urn:ietf:params:oauth:grant-type:jwt-bearer")
-    /// RFC 8628 §3.4.
-    public static let deviceCode = GrantType(rawValue: "urn:ietf:params:oauth:grant-type:device_code")
+        /// RFC 6749 §4.1.3.
+        public static let authorizationCode = AuthorizationServer.GrantType(rawValue: "authorization_code")
+        /// RFC 6749 §4.3.2.
+        public static let password = AuthorizationServer.GrantType(rawValue: "password")
+        /// RFC 6749 §4.4.2.
+        public static let clientCredentials = AuthorizationServer.GrantType(rawValue: "client_credentials")
+        /// RFC 6749 §6.
+        public static let refreshToken = AuthorizationServer.GrantType(rawValue: "refresh_token")
+        /// RFC 8693 §2.1.
+        public static let tokenExchange = AuthorizationServer.GrantType(rawValue: "urn:ietf:params:oauth:grant-type:token-exchange")
+        /// RFC 7523 §2.1.
+        public static let jwtBearer = AuthorizationServer.GrantType(rawValue: "urn:ietf:params:oauth:grant-type:jwt-bearer")
+        /// RFC 8628 §3.4.
+        public static let deviceCode = AuthorizationServer.GrantType(rawValue: "urn:ietf:params:oauth:grant-type:device_code")
 
-    /// The value.
-    public var description: String { rawValue }
+        /// The value.
+        public var description: String { rawValue }
+    }
 }
 
-/// An RFC 8693 token type identifier (§3), such as the one for access tokens.
-public struct TokenTypeIdentifier: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    /// The URI.
-    public let rawValue: String
+extension AuthorizationServer {
+    /// An RFC 8693 token type identifier (§3), such as the one for access tokens.
+    public struct TokenTypeIdentifier: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The URI.
+        public let rawValue: String
 
-    /// Creates an identifier.
-    ///
-    /// - Parameter rawValue: The URI.
-    public init(rawValue: String) { self.rawValue = rawValue }
+        /// Creates an identifier.
+        ///
+        /// - Parameter rawValue: The URI.
+        public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// An OAuth 2.0 access token.
-    public static let accessToken = TokenTypeIdentifier(rawValue: "urn:ietf:params:oauth:token-type:access_token")
-    /// An OAuth 2.0 refresh token.
-    public static let refreshToken = TokenTypeIdentifier(rawValue: "urn:ietf:params:oauth:token-type:refresh_token")
-    /// An OpenID Connect ID token.
-    public static let idToken = TokenTypeIdentifier(rawValue: "urn:ietf:params:oauth:token-type:id_token")
-    /// A JWT.
-    public static let jwt = TokenTypeIdentifier(rawValue: "urn:ietf:params:oauth:token-type:jwt")
+        /// An OAuth 2.0 access token.
+        public static let accessToken = AuthorizationServer.TokenTypeIdentifier(rawValue: "urn:ietf:params:oauth:token-type:access_token")
+        /// An OAuth 2.0 refresh token.
+        public static let refreshToken = AuthorizationServer.TokenTypeIdentifier(rawValue: "urn:ietf:params:oauth:token-type:refresh_token")
+        /// An OpenID Connect ID token.
+        public static let idToken = AuthorizationServer.TokenTypeIdentifier(rawValue: "urn:ietf:params:oauth:token-type:id_token")
+        /// A JWT.
+        public static let jwt = AuthorizationServer.TokenTypeIdentifier(rawValue: "urn:ietf:params:oauth:token-type:jwt")
 
-    /// The URI.
-    public var description: String { rawValue }
+        /// The URI.
+        public var description: String { rawValue }
+    }
 }

@@ -1,60 +1,62 @@
 public import Foundation
 
-/// An error code from an OAuth 2.0 error response, such as `invalid_grant`.
-///
-/// The set is open: servers and extensions define their own codes, so a code is a
-/// `RawRepresentable` string with the registered values as constants.
-public struct OAuth2ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    /// The code as the server sent it.
-    public let rawValue: String
-
-    /// Creates a code.
+extension OAuth2Error {
+    /// An error code from an OAuth 2.0 error response, such as `invalid_grant`.
     ///
-    /// - Parameter rawValue: The code, such as `"invalid_grant"`.
-    public init(rawValue: String) { self.rawValue = rawValue }
+    /// The set is open: servers and extensions define their own codes, so a code is a
+    /// `RawRepresentable` string with the registered values as constants.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code as the server sent it.
+        public let rawValue: String
 
-    /// RFC 6749 §5.2: a parameter is missing, repeated or malformed.
-    public static let invalidRequest = OAuth2ErrorCode(rawValue: "invalid_request")
-    /// RFC 6749 §5.2: the client could not be authenticated.
-    public static let invalidClient = OAuth2ErrorCode(rawValue: "invalid_client")
-    /// RFC 6749 §5.2: the grant (code, refresh token, resource owner credentials) is invalid,
-    /// expired, revoked, or was issued to another client.
-    public static let invalidGrant = OAuth2ErrorCode(rawValue: "invalid_grant")
-    /// RFC 6749 §5.2: the client may not use this grant type.
-    public static let unauthorizedClient = OAuth2ErrorCode(rawValue: "unauthorized_client")
-    /// RFC 6749 §5.2: the server does not support this grant type.
-    public static let unsupportedGrantType = OAuth2ErrorCode(rawValue: "unsupported_grant_type")
-    /// RFC 6749 §5.2: the requested scope is invalid, unknown or exceeds what was granted.
-    public static let invalidScope = OAuth2ErrorCode(rawValue: "invalid_scope")
-    /// RFC 6749 §4.1.2.1: the resource owner or the server denied the request.
-    public static let accessDenied = OAuth2ErrorCode(rawValue: "access_denied")
-    /// RFC 6749 §4.1.2.1: the server does not support this response type.
-    public static let unsupportedResponseType = OAuth2ErrorCode(rawValue: "unsupported_response_type")
-    /// RFC 6749 §4.1.2.1: the server failed unexpectedly.
-    public static let serverError = OAuth2ErrorCode(rawValue: "server_error")
-    /// RFC 6749 §4.1.2.1: the server is overloaded or under maintenance.
-    public static let temporarilyUnavailable = OAuth2ErrorCode(rawValue: "temporarily_unavailable")
-    /// RFC 8693 §2.2.2: the audience or resource is unknown or not allowed.
-    public static let invalidTarget = OAuth2ErrorCode(rawValue: "invalid_target")
-    /// RFC 7009 §2.2.1: the server cannot revoke this type of token.
-    public static let unsupportedTokenType = OAuth2ErrorCode(rawValue: "unsupported_token_type")
-    /// RFC 6750 §3.1: the access token is expired, revoked, malformed or invalid.
-    public static let invalidToken = OAuth2ErrorCode(rawValue: "invalid_token")
-    /// RFC 6750 §3.1: the access token lacks a scope the resource needs.
-    public static let insufficientScope = OAuth2ErrorCode(rawValue: "insufficient_scope")
+        /// Creates a code.
+        ///
+        /// - Parameter rawValue: The code, such as `"invalid_grant"`.
+        public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// The code.
-    public var description: String { rawValue }
+        /// RFC 6749 §5.2: a parameter is missing, repeated or malformed.
+        public static let invalidRequest = Code(rawValue: "invalid_request")
+        /// RFC 6749 §5.2: the client could not be authenticated.
+        public static let invalidClient = Code(rawValue: "invalid_client")
+        /// RFC 6749 §5.2: the grant (code, refresh token, resource owner credentials) is invalid,
+        /// expired, revoked, or was issued to another client.
+        public static let invalidGrant = Code(rawValue: "invalid_grant")
+        /// RFC 6749 §5.2: the client may not use this grant type.
+        public static let unauthorizedClient = Code(rawValue: "unauthorized_client")
+        /// RFC 6749 §5.2: the server does not support this grant type.
+        public static let unsupportedGrantType = Code(rawValue: "unsupported_grant_type")
+        /// RFC 6749 §5.2: the requested scope is invalid, unknown or exceeds what was granted.
+        public static let invalidScope = Code(rawValue: "invalid_scope")
+        /// RFC 6749 §4.1.2.1: the resource owner or the server denied the request.
+        public static let accessDenied = Code(rawValue: "access_denied")
+        /// RFC 6749 §4.1.2.1: the server does not support this response type.
+        public static let unsupportedResponseType = Code(rawValue: "unsupported_response_type")
+        /// RFC 6749 §4.1.2.1: the server failed unexpectedly.
+        public static let serverError = Code(rawValue: "server_error")
+        /// RFC 6749 §4.1.2.1: the server is overloaded or under maintenance.
+        public static let temporarilyUnavailable = Code(rawValue: "temporarily_unavailable")
+        /// RFC 8693 §2.2.2: the audience or resource is unknown or not allowed.
+        public static let invalidTarget = Code(rawValue: "invalid_target")
+        /// RFC 7009 §2.2.1: the server cannot revoke this type of token.
+        public static let unsupportedTokenType = Code(rawValue: "unsupported_token_type")
+        /// RFC 6750 §3.1: the access token is expired, revoked, malformed or invalid.
+        public static let invalidToken = Code(rawValue: "invalid_token")
+        /// RFC 6750 §3.1: the access token lacks a scope the resource needs.
+        public static let insufficientScope = Code(rawValue: "insufficient_scope")
+
+        /// The code.
+        public var description: String { rawValue }
+    }
 }
 
 /// An OAuth 2.0 error response (RFC 6749 §5.2 and §4.1.2.1): the `error` code with the
 /// optional `error_description` and `error_uri`.
 ///
 /// Courier reads it from a token, revocation or authorization error, and keeps it in
-/// ``AuthError/oauthError``.
+/// ``CourierError/oauthError``.
 public struct OAuth2Error: Sendable, Hashable, CustomStringConvertible {
     /// The `error` field.
-    public let code: OAuth2ErrorCode
+    public let code: OAuth2Error.Code
     /// The `error_description` field: text for developers, not for end users.
     public let errorDescription: String?
     /// The `error_uri` field: a page about the error.
@@ -66,7 +68,7 @@ public struct OAuth2Error: Sendable, Hashable, CustomStringConvertible {
     ///   - code: The `error` code.
     ///   - errorDescription: The `error_description`.
     ///   - errorURI: The `error_uri`.
-    public init(code: OAuth2ErrorCode, errorDescription: String? = nil, errorURI: URL? = nil) {
+    public init(code: OAuth2Error.Code, errorDescription: String? = nil, errorURI: URL? = nil) {
         self.code = code
         self.errorDescription = errorDescription
         self.errorURI = errorURI
@@ -98,7 +100,7 @@ public struct OAuth2Error: Sendable, Hashable, CustomStringConvertible {
     }
 
     private init(fields: [String: String], code: String) {
-        self.code = OAuth2ErrorCode(rawValue: code)
+        self.code = OAuth2Error.Code(rawValue: code)
         self.errorDescription = fields["error_description"].flatMap { $0.isEmpty ? nil : $0 }
         self.errorURI = fields["error_uri"].flatMap(URL.init(string:))
     }

@@ -1,29 +1,31 @@
 public import Foundation
 
-/// A token type (RFC 6749 §7.1), such as `Bearer`. Compared without regard to case, as the
-/// RFC asks.
-public struct TokenType: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
-    /// The type as the server sent it.
-    public let rawValue: String
+extension OAuth2Token {
+    /// A token type (RFC 6749 §7.1), such as `Bearer`. Compared without regard to case, as the
+    /// RFC asks.
+    public struct TokenType: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+        /// The type as the server sent it.
+        public let rawValue: String
 
-    /// Creates a token type.
-    ///
-    /// - Parameter rawValue: The type, such as `"Bearer"` or `"bearer"`.
-    public init(rawValue: String) { self.rawValue = rawValue }
+        /// Creates a token type.
+        ///
+        /// - Parameter rawValue: The type, such as `"Bearer"` or `"bearer"`.
+        public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// RFC 6750 bearer tokens.
-    public static let bearer = TokenType(rawValue: "Bearer")
+        /// RFC 6750 bearer tokens.
+        public static let bearer = OAuth2Token.TokenType(rawValue: "Bearer")
 
-    /// Types are equal when their names are, ignoring case.
-    public static func == (lhs: TokenType, rhs: TokenType) -> Bool {
-        lhs.rawValue.lowercased() == rhs.rawValue.lowercased()
+        /// Types are equal when their names are, ignoring case.
+        public static func == (lhs: OAuth2Token.TokenType, rhs: OAuth2Token.TokenType) -> Bool {
+            lhs.rawValue.lowercased() == rhs.rawValue.lowercased()
+        }
+
+        /// Hashes the lower-cased name.
+        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue.lowercased()) }
+
+        /// The name.
+        public var description: String { rawValue }
     }
-
-    /// Hashes the lower-cased name.
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue.lowercased()) }
-
-    /// The name.
-    public var description: String { rawValue }
 }
 
 /// An access token with what came with it: type, expiry, refresh token and scope.
@@ -37,8 +39,8 @@ public struct TokenType: RawRepresentable, Hashable, Sendable, Codable, CustomSt
 public struct OAuth2Token: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The access token.
     public var accessToken: String
-    /// The token type; Courier sends ``TokenType/bearer`` tokens per RFC 6750.
-    public var tokenType: TokenType
+    /// The token type; Courier sends ``OAuth2Token.TokenType/bearer`` tokens per RFC 6750.
+    public var tokenType: OAuth2Token.TokenType
     /// When the access token was issued, as this process saw the response.
     public var issuedAt: Date
     /// When the access token expires, from `expires_in`; `nil` when the server did not say.
@@ -67,7 +69,7 @@ public struct OAuth2Token: Sendable, Hashable, Codable, CustomStringConvertible 
     ///   - additionalFields: Other members of the response.
     public init(
         accessToken: String,
-        tokenType: TokenType = .bearer,
+        tokenType: OAuth2Token.TokenType = .bearer,
         issuedAt: Date = Date(),
         expiresAt: Date? = nil,
         refreshToken: String? = nil,

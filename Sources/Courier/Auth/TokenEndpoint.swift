@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-public import Logging
+import Logging
 
 /// The authorization server as a client sees it: token requests (RFC 6749 §3.2), token
 /// revocation (RFC 7009), with the client authenticated as configured.
@@ -8,7 +8,7 @@ public import Logging
 /// A token endpoint has its own ``Session``, on the transport the resource requests use —
 /// so token traffic is pinned and logged like the rest — but without the auth middleware:
 /// a refresh that went through the layer that triggers refreshes would recurse
-/// (swift-openapi-generator #680). It has no retry middleware either, and Courier never
+/// . It has no retry middleware either, and Courier never
 /// resends a token request: a resent refresh grant would present a refresh token that
 /// rotation has already revoked.
 ///
@@ -21,16 +21,16 @@ public import Logging
 /// Grant strategies call ``requestToken(grantType:parameters:requestedScope:)``; a strategy
 /// for a server that deviates from RFC 6749 can call ``send(grantType:parameters:)`` and
 /// read the response itself.
-public struct TokenEndpoint: Sendable {
+struct TokenEndpoint: Sendable {
     /// The server's endpoints.
-    public let server: AuthorizationServer
+    let server: AuthorizationServer
     /// The client and how it authenticates.
-    public let client: OAuth2ClientCredentials
+    let client: OAuth2ClientCredentials
     /// The session token requests go through (no auth middleware, no retries).
-    public let session: Session
+    let session: Session
     /// Where token-endpoint traffic is logged (the session's logging middleware redacts
     /// credentials; bodies are never logged).
-    public let logger: Logger?
+    let logger: Logger?
     /// The largest token response read.
     static let maximumResponseBytes = 1 << 20
 
@@ -39,54 +39,32 @@ public struct TokenEndpoint: Sendable {
     /// - Parameters:
     ///   - server: The server's endpoints.
     ///   - client: The client and how it authenticates.
-    ///   - security: The secured configuration; the server's host must be in its trust set.
-    ///   - transport: The transport to send through; a ``CurlTransport`` configured with the
-    ///     same `security`, usually the one the resource requests use.
+    ///   - transport: The transport to send through, usually the one the resource requests
+    ///     use; its ``Transport/security`` must trust the server's host.
+    ///   - policy: Where client credentials may go; the transport's security by default.
     ///   - applicationProduct: The product token that opens the User-Agent.
     ///   - middlewares: Middleware to run first (logging, say). Never add a retry or an auth
     ///     middleware here.
     ///   - logger: Where to log; nothing is logged by default.
-    public init(
+    init(
         server: AuthorizationServer,
         client: OAuth2ClientCredentials,
-        security: SecurityConfiguration,
         transport: any Transport,
+        policy: (any CredentialPolicy)? = nil,
         applicationProduct: String? = nil,
         middlewares: [any Middleware] = [],
         logger: Logger? = nil
     ) {
-        self.init(
-            server: server,
-            client: client,
-            policy: security,
-            security: security,
-            transport: transport,
-            applicationProduct: applicationProduct,
-            middlewares: middlewares,
-            logger: logger
-        )
-    }
-
-    init(
-        server: AuthorizationServer,
-        client: OAuth2ClientCredentials,
-        policy: any CredentialPolicy,
-        security: SecurityConfiguration,
-        transport: any Transport,
-        applicationProduct: String?,
-        middlewares: [any Middleware],
-        logger: Logger?
-    ) {
+        let policy = policy ?? transport.security
         self.server = server
         self.client = client
         self.logger = logger
-        var configuration = Session.Configuration(
+        let configuration = Session.Configuration(
             applicationProduct: applicationProduct,
             maximumRedirects: 0,
             maximumResponseBodySize: Self.maximumResponseBytes,
             middlewares: middlewares + [ClientAuthenticationMiddleware(client: client, policy: policy)]
         )
-        configuration.security = security
         self.session = Session(configuration: configuration, transport: transport)
     }
 
@@ -99,13 +77,13 @@ public struct TokenEndpoint: Sendable {
     ///   - requestedScope: The scope asked for, recorded as the token's scope when the
     ///     response has none (RFC 6749 §5.1).
     /// - Returns: The token.
-    /// - Throws: ``AuthError`` with kind ``AuthError/Kind/clientAuthenticationFailed`` for
-    ///   `invalid_client`, ``AuthError/Kind/grantRejected`` for other OAuth errors,
-    ///   ``AuthError/Kind/invalidTokenResponse`` for an unreadable success, and
-    ///   ``AuthError/Kind/tokenRefreshFailed`` when the endpoint cannot be reached or answers
+    /// - Throws: ``CourierError`` with kind ``CourierError/Kind/clientAuthenticationFailed`` for
+    ///   `invalid_client`, ``CourierError/Kind/grantRejected`` for other OAuth errors,
+    ///   ``CourierError/Kind/invalidTokenResponse`` for an unreadable success, and
+    ///   ``CourierError/Kind/tokenRefreshFailed`` when the endpoint cannot be reached or answers
     ///   something other than a token or an OAuth error. `CancellationError` when cancelled.
-    public func requestToken(
-        grantType: GrantType,
+    func requestToken(
+        grantType: AuthorizationServer.GrantType,
         parameters: [(name: String, value: String)],
         requestedScope: Set<Scope>? = nil
     ) async throws -> OAuth2Token {
@@ -119,8 +97,8 @@ public struct TokenEndpoint: Sendable {
     ///   - grantType: The `grant_type`.
     ///   - parameters: The other parameters.
     /// - Returns: The response.
-    /// - Throws: ``AuthError/Kind/tokenRefreshFailed`` when the request fails below HTTP.
-    public func send(grantType: GrantType, parameters: [(name: String, value: String)]) async throws -> Response {
+    /// - Throws: ``CourierError/Kind/tokenRefreshFailed`` when the request fails below HTTP.
+    func send(grantType: AuthorizationServer.GrantType, parameters: [(name: String, value: String)]) async throws -> Response {
         try await post(
             to: server.tokenEndpoint,
             parameters: [("grant_type", grantType.rawValue)] + parameters
@@ -137,30 +115,27 @@ public struct TokenEndpoint: Sendable {
     ///   - response: The token endpoint's response.
     ///   - requestedScope: The scope asked for, used when the response has none.
     /// - Returns: The token.
-    /// - Throws: ``AuthError``, as ``requestToken(grantType:parameters:requestedScope:)``.
-    public func decodeToken(from response: Response, requestedScope: Set<Scope>? = nil) throws -> OAuth2Token {
+    /// - Throws: ``CourierError``, as ``requestToken(grantType:parameters:requestedScope:)``.
+    func decodeToken(from response: Response, requestedScope: Set<Scope>? = nil) throws -> OAuth2Token {
         let endpoint = endpointDescription(server.tokenEndpoint)
         guard response.isSuccessful else { throw failure(response, endpoint: endpoint, action: "token request") }
         guard let object = (try? JSONSerialization.jsonObject(with: response.data)) as? [String: Any] else {
-            throw AuthError(
-                kind: .invalidTokenResponse,
+            throw CourierError(kind: .invalidTokenResponse,
                 message: "the token response is not a JSON object",
                 statusCode: response.status.code,
                 endpoint: endpoint
             )
         }
         guard let accessToken = object["access_token"] as? String, !accessToken.isEmpty else {
-            throw AuthError(
-                kind: .invalidTokenResponse,
+            throw CourierError(kind: .invalidTokenResponse,
                 message: "the token response has no access_token",
                 statusCode: response.status.code,
                 endpoint: endpoint
             )
         }
-        let tokenType = (object["token_type"] as? String).map(TokenType.init(rawValue:)) ?? .bearer
+        let tokenType = (object["token_type"] as? String).map(OAuth2Token.TokenType.init(rawValue:)) ?? .bearer
         guard tokenType == .bearer else {
-            throw AuthError(
-                kind: .invalidTokenResponse,
+            throw CourierError(kind: .invalidTokenResponse,
                 message: "the token type \(tokenType) is not supported; Courier sends Bearer tokens",
                 statusCode: response.status.code,
                 endpoint: endpoint
@@ -209,21 +184,20 @@ public struct TokenEndpoint: Sendable {
     /// - Parameters:
     ///   - token: The access or refresh token.
     ///   - hint: `access_token` or `refresh_token`, to help the server look it up.
-    /// - Throws: ``AuthError/Kind/missingConfiguration`` without a revocation endpoint,
-    ///   ``AuthError/Kind/revocationFailed`` when the server refuses or cannot be reached.
-    public func revoke(_ token: String, hint: TokenTypeHint? = nil) async throws {
+    /// - Throws: ``CourierError/Kind/missingConfiguration`` without a revocation endpoint,
+    ///   ``CourierError/Kind/revocationFailed`` when the server refuses or cannot be reached.
+    func revoke(_ token: String, hint: TokenTypeHint? = nil) async throws {
         guard let url = server.revocationEndpoint else {
-            throw AuthError(kind: .missingConfiguration, message: "the authorization server has no revocation endpoint")
+            throw CourierError(kind: .missingConfiguration, message: "the authorization server has no revocation endpoint")
         }
         var parameters: [(name: String, value: String)] = [("token", token)]
         if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
         let response: Response
         do {
             response = try await post(to: url, parameters: parameters)
-        } catch let error as AuthError {
+        } catch let error as CourierError {
             var error = error
-            error = AuthError(
-                kind: .revocationFailed,
+            error = CourierError(kind: .revocationFailed,
                 message: "revocation request failed",
                 endpoint: error.endpoint,
                 underlying: error.underlying ?? error
@@ -233,8 +207,7 @@ public struct TokenEndpoint: Sendable {
         guard response.isSuccessful else {
             let endpoint = endpointDescription(url)
             let cause = failure(response, endpoint: endpoint, action: "revocation")
-            throw AuthError(
-                kind: .revocationFailed,
+            throw CourierError(kind: .revocationFailed,
                 message: "the server refused to revoke the token",
                 oauthError: cause.oauthError,
                 statusCode: response.status.code,
@@ -262,7 +235,7 @@ public struct TokenEndpoint: Sendable {
         }
         let endpoint = endpointDescription(url)
         guard let scheme = url.scheme, let host = url.host else {
-            throw AuthError(kind: .missingConfiguration, message: "the endpoint URL \(endpoint) is not absolute")
+            throw CourierError(kind: .missingConfiguration, message: "the endpoint URL \(endpoint) is not absolute")
         }
         var authority = host.contains(":") ? "[\(host)]" : host
         if let port = url.port { authority += ":\(port)" }
@@ -273,17 +246,12 @@ public struct TokenEndpoint: Sendable {
             return try await session.send(request, body: .data(OAuth2Form.encode(parameters)), logger: logger)
         } catch is CancellationError {
             throw CancellationError()
-        } catch let error as SecurityError {
-            // Refused on purpose (untrusted host, pin mismatch): not a network failure to retry.
-            throw AuthError(
-                kind: .tokenRefreshFailed,
-                message: "the request to \(endpoint) was refused by the security configuration",
-                endpoint: endpoint,
-                underlying: error
-            )
+        } catch let error as CourierError where error.isSecurityFailure {
+            // Refused on purpose (untrusted host, pin mismatch): the kind a user looks for,
+            // not a renewal failure to retry.
+            throw error.with(endpoint: endpoint)
         } catch {
-            throw AuthError(
-                kind: .tokenRefreshFailed,
+            throw CourierError(kind: .tokenRefreshFailed,
                 message: "the request to \(endpoint) failed",
                 endpoint: endpoint,
                 underlying: error
@@ -292,12 +260,11 @@ public struct TokenEndpoint: Sendable {
     }
 
     /// The error for a response that is not a success.
-    func failure(_ response: Response, endpoint: String, action: String) -> AuthError {
+    func failure(_ response: Response, endpoint: String, action: String) -> CourierError {
         let status = response.status.code
         if let oauth = OAuth2Error(json: response.data) {
-            let kind: AuthError.Kind = oauth.code == .invalidClient ? .clientAuthenticationFailed : .grantRejected
-            return AuthError(
-                kind: kind,
+            let kind: CourierError.Kind = oauth.code == .invalidClient ? .clientAuthenticationFailed : .grantRejected
+            return CourierError(kind: kind,
                 message: "the \(action) was refused with \(oauth.code)",
                 oauthError: oauth,
                 statusCode: status,
@@ -305,15 +272,13 @@ public struct TokenEndpoint: Sendable {
             )
         }
         if status == 401 {
-            return AuthError(
-                kind: .clientAuthenticationFailed,
+            return CourierError(kind: .clientAuthenticationFailed,
                 message: "the \(action) was refused: the client could not be authenticated",
                 statusCode: status,
                 endpoint: endpoint
             )
         }
-        return AuthError(
-            kind: .tokenRefreshFailed,
+        return CourierError(kind: .tokenRefreshFailed,
             message: "the \(action) answered \(status) without an OAuth error",
             statusCode: status,
             endpoint: endpoint
@@ -326,19 +291,19 @@ public struct TokenEndpoint: Sendable {
 }
 
 /// The `token_type_hint` of a revocation request (RFC 7009 §2.1).
-public struct TokenTypeHint: RawRepresentable, Hashable, Sendable {
+struct TokenTypeHint: RawRepresentable, Hashable, Sendable {
     /// The hint.
-    public let rawValue: String
+    let rawValue: String
 
     /// Creates a hint.
     ///
     /// - Parameter rawValue: The hint.
-    public init(rawValue: String) { self.rawValue = rawValue }
+    init(rawValue: String) { self.rawValue = rawValue }
 
     /// An access token.
-    public static let accessToken = TokenTypeHint(rawValue: "access_token")
+    static let accessToken = TokenTypeHint(rawValue: "access_token")
     /// A refresh token.
-    public static let refreshToken = TokenTypeHint(rawValue: "refresh_token")
+    static let refreshToken = TokenTypeHint(rawValue: "refresh_token")
 }
 
 /// Authenticates the client at the token and revocation endpoints: checks that the request

@@ -7,21 +7,21 @@ public import Logging
 /// Obtain it from ``ResourceAccess/deviceClient``.
 ///
 /// ```swift
-/// let info = try await access.deviceClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/device/info"))
+/// let info = try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info"))
 /// let status = try await access.deviceClient.sendUnauthenticatedRequest(ResourceRequest(path: "/api/public/status"))
 /// ```
 ///
 /// The device token is obtained on first use and renewed with the same grant when it
 /// expires or is rejected. A wrong client secret gives
-/// ``AuthError/Kind/clientAuthenticationFailed`` with ``AuthError/requestKind`` `.anonymous`.
+/// ``CourierError/Kind/clientAuthenticationFailed`` with ``CourierError/requestKind`` `.anonymous`.
 public final class DeviceClient: Sendable {
     /// The broker of the device's token.
-    public let broker: TokenBroker
+    let broker: TokenBroker
     /// The token endpoint of the device client.
-    public let endpoint: TokenEndpoint
+    let endpoint: TokenEndpoint
 
-    private let anonymous: ClientSession
-    private let unauthenticated: ClientSession
+    private let anonymous: Session
+    private let unauthenticated: Session
 
     init(configuration: ResourceAccess.Configuration, endpoint: TokenEndpoint, sessions: ClientSessionFactory) {
         self.endpoint = endpoint
@@ -36,8 +36,8 @@ public final class DeviceClient: Sendable {
         self.broker = broker
         let credential: any Middleware =
             switch configuration.anonymousAuthorization {
-            case .deviceToken: BearerTokenMiddleware(broker: broker, security: configuration.security)
-            case .clientBasic: ClientBasicMiddleware(client: configuration.deviceClient, security: configuration.security)
+            case .deviceToken: BearerTokenMiddleware(broker: broker, policy: sessions.transport.security)
+            case .clientBasic: ClientBasicMiddleware(client: configuration.deviceClient, policy: sessions.transport.security)
             }
         self.anonymous = sessions.session(kind: .anonymous, credential: credential)
         self.unauthenticated = sessions.session(kind: .unauthenticated, credential: nil)
@@ -47,40 +47,38 @@ public final class DeviceClient: Sendable {
     /// check that the device (client) is registered and its secret is right.
     ///
     /// - Returns: The device token.
-    /// - Throws: ``AuthError/Kind/clientAuthenticationFailed`` when the server rejects the
-    ///   client, or another ``AuthError``.
+    /// - Throws: ``CourierError/Kind/clientAuthenticationFailed`` when the server rejects the
+    ///   client, or another ``CourierError``.
     @discardableResult
     public func authenticate() async throws -> OAuth2Token {
         do {
             return try await broker.token().token
-        } catch let error as AuthError {
-            throw error.with(requestKind: .anonymous)
+        } catch {
+            throw anonymous.tagged(error)
         }
     }
 
-    /// Sends a request with the device's token (an anonymous request).
+    /// Sends an anonymous request: with the device's token (or the device client's id and
+    /// secret, see ``ResourceAccess/AnonymousAuthorization``).
     ///
     /// - Parameters:
     ///   - request: The request; its path is relative to the resource base URL.
     ///   - logger: Where this request logs.
     /// - Returns: The response, whatever its status.
-    /// - Throws: ``AuthError`` with ``AuthError/requestKind`` `.anonymous`;
-    ///   ``RequestError``, ``SecurityError``, ``TransportError``; `CancellationError`.
-    public func sendAuthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws
-        -> ResourceResponse
-    {
+    /// - Throws: ``CourierError`` with ``CourierError/requestKind`` `.anonymous`; `CancellationError`.
+    public func sendAnonymousRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws -> Response {
         try await anonymous.send(request, logger: logger)
     }
 
-    /// Starts a request with the device's token as an observable task.
+    /// Starts an anonymous request as an observable task.
     ///
     /// - Parameters:
     ///   - request: The request.
     ///   - logger: Where this request logs.
     /// - Returns: The running task.
-    /// - Throws: ``RequestError`` for bad input.
-    public func startAuthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
-        try anonymous.start(request, logger: logger)
+    /// - Throws: ``CourierError`` for bad input.
+    public func startAnonymousRequest(_ request: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
+        try anonymous.task(for: request, logger: logger)
     }
 
     /// Sends a request without a token. It is still pinned, goes only to trusted hosts, and
@@ -90,10 +88,9 @@ public final class DeviceClient: Sendable {
     ///   - request: The request.
     ///   - logger: Where this request logs.
     /// - Returns: The response, whatever its status.
-    /// - Throws: ``RequestError``, ``SecurityError``, ``TransportError``; `CancellationError`.
-    public func sendUnauthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws
-        -> ResourceResponse
-    {
+    /// - Throws: ``CourierError`` with ``CourierError/requestKind`` `.unauthenticated`;
+    ///   `CancellationError`.
+    public func sendUnauthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws -> Response {
         try await unauthenticated.send(request, logger: logger)
     }
 
@@ -103,14 +100,14 @@ public final class DeviceClient: Sendable {
     ///   - request: The request.
     ///   - logger: Where this request logs.
     /// - Returns: The running task.
-    /// - Throws: ``RequestError`` for bad input.
+    /// - Throws: ``CourierError`` for bad input.
     public func startUnauthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
-        try unauthenticated.start(request, logger: logger)
+        try unauthenticated.task(for: request, logger: logger)
     }
 
     func shutdown() async {
-        await anonymous.session.shutdown()
-        await unauthenticated.session.shutdown()
+        await anonymous.shutdown()
+        await unauthenticated.shutdown()
         await endpoint.session.shutdown()
     }
 }

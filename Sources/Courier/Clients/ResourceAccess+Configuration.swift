@@ -9,10 +9,10 @@ extension ResourceAccess {
     /// let configuration = ResourceAccess.Configuration(
     ///     resourceBaseURL: URL(string: "https://api.example.com")!,
     ///     authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
-    ///     security: try .secured(trust: [
+    ///     transport: .init(security: try .secured(trust: [
     ///         try TrustPolicy(host: "api.example.com", pins: [apiPin, apiBackupPin]),
     ///         try TrustPolicy(host: "login.example.com", pins: [loginPin, loginBackupPin]),
-    ///     ]),
+    ///     ])),
     ///     userClient: OAuth2ClientCredentials(clientID: "my-app", clientSecret: secret),
     ///     deviceClient: OAuth2ClientCredentials(clientID: "my-app-device", clientSecret: deviceSecret)
     /// )
@@ -22,9 +22,6 @@ extension ResourceAccess {
         public var resourceBaseURL: URL
         /// The authorization server's endpoints.
         public var authorizationServer: AuthorizationServer
-        /// The secured configuration every request runs on. It must be secured, and the hosts
-        /// of ``resourceBaseURL`` and of the authorization server must be in its trust set.
-        public var security: SecurityConfiguration
         /// The OAuth 2.0 client for user tokens (sign-in, refresh, implicit exchange).
         public var userClient: OAuth2ClientCredentials
         /// The OAuth 2.0 client for device tokens (client credentials).
@@ -42,8 +39,15 @@ extension ResourceAccess {
         /// Where tokens are kept; in memory by default. Use ``EncryptedFileTokenStore`` to
         /// keep a user signed in across restarts.
         public var tokenStore: any TokenStore
-        /// Leeway and refresh limit of every broker.
-        public var tokenBroker: TokenBroker.Configuration
+        /// How long before expiry a token is renewed (30 seconds by default). It is capped at
+        /// half the token's lifetime, so short-lived tokens are not renewed on every use.
+        public var renewalLeeway: Duration
+        /// The refresh-loop guard: at most this many renewals of one level within
+        /// ``renewalWindow`` (5 by default), after which requests fail with
+        /// ``CourierError/Kind/excessiveRefresh`` instead of renewing again.
+        public var maximumRenewals: Int
+        /// The window of ``maximumRenewals`` (30 seconds by default).
+        public var renewalWindow: Duration
         /// The grant strategies, to adapt to a server that deviates from RFC 6749.
         public var strategies: Strategies
         /// Answers `Basic`/`Digest` challenges of resource servers; `nil` leaves 401s to the caller.
@@ -58,7 +62,10 @@ extension ResourceAccess {
         /// Where Courier logs requests — resource and token endpoint alike — with secrets
         /// redacted; nothing is logged by default.
         public var logger: Logger?
-        /// Connection settings of the shared transport; its `security` is replaced by ``security``.
+        /// The transport ``ResourceAccess/init(configuration:)`` creates: its
+        /// ``CurlTransport/Configuration/security`` is the one place trust is configured, and
+        /// it must be secured, with the hosts of ``resourceBaseURL`` and of the authorization
+        /// server in its trust set.
         ///
         /// At most 8 connections per host by default: with HTTP/2 each carries up to 100
         /// concurrent requests, and a burst on a cold transport would otherwise open a
@@ -70,7 +77,7 @@ extension ResourceAccess {
         /// The total timeout of every request.
         public var timeout: Duration?
         /// Called at the end of ``UserClient/logout()``: clear what your app cached for the
-        /// user (the seed's "wipe resources").
+        /// user.
         public var onLogout: (@Sendable () async -> Void)?
 
         /// Creates a configuration.
@@ -78,7 +85,7 @@ extension ResourceAccess {
         /// - Parameters:
         ///   - resourceBaseURL: The resource gateway.
         ///   - authorizationServer: The authorization server.
-        ///   - security: The secured configuration.
+        ///   - transport: The transport to create, with its secured configuration.
         ///   - userClient: The client for user tokens.
         ///   - deviceClient: The client for device tokens.
         ///   - userScope: The scope asked for at sign-in.
@@ -88,7 +95,7 @@ extension ResourceAccess {
         public init(
             resourceBaseURL: URL,
             authorizationServer: AuthorizationServer,
-            security: SecurityConfiguration,
+            transport: CurlTransport.Configuration,
             userClient: OAuth2ClientCredentials,
             deviceClient: OAuth2ClientCredentials,
             userScope: Set<Scope>? = nil,
@@ -98,7 +105,6 @@ extension ResourceAccess {
         ) {
             self.resourceBaseURL = resourceBaseURL
             self.authorizationServer = authorizationServer
-            self.security = security
             self.userClient = userClient
             self.deviceClient = deviceClient
             self.userScope = userScope
@@ -106,21 +112,23 @@ extension ResourceAccess {
             self.deviceScope = deviceScope
             self.anonymousAuthorization = .deviceToken
             self.tokenStore = tokenStore
-            self.tokenBroker = TokenBroker.Configuration()
+            self.renewalLeeway = .seconds(30)
+            self.maximumRenewals = 5
+            self.renewalWindow = .seconds(30)
             self.strategies = Strategies()
             self.challengeCredentialProvider = nil
             self.responseFilter = nil
             self.applicationProduct = nil
             self.middlewares = []
             self.logger = nil
-            self.transport = CurlTransport.Configuration(maximumConnectionsPerHost: 8)
+            self.transport = transport
             self.connectTimeout = .seconds(10)
             self.timeout = .seconds(60)
             self.onLogout = nil
         }
     }
 
-    /// How ``DeviceClient/sendAuthenticatedRequest(_:logger:)`` authorizes a request.
+    /// How ``DeviceClient/sendAnonymousRequest(_:logger:)`` authorizes a request.
     public enum AnonymousAuthorization: Sendable, Hashable {
         /// `Authorization: Bearer` with the device token from the client credentials grant.
         case deviceToken
@@ -130,23 +138,39 @@ extension ResourceAccess {
 
     /// The grant strategy of each level; `nil` keeps Courier's default.
     public struct Strategies: Sendable {
-        /// Renews the user token: ``RefreshTokenGrant`` by default.
+        /// Renews the user token: ``OAuth2Grant/refreshToken(scope:)`` by default.
         public var userRenewal: (any GrantStrategy)?
-        /// Obtains the implicit token, given the user's broker for the subject token: by
-        /// default an RFC 8693 exchange of the user's access token for the implicit scope.
-        public var implicit: (@Sendable (_ userBroker: TokenBroker) -> any GrantStrategy)?
-        /// Obtains the device token: ``ClientCredentialsGrant`` with the device scope by default.
+        /// Obtains the implicit token: by default an RFC 8693 exchange of the user's access
+        /// token (``GrantContext/userAccessToken()``) for the implicit scope.
+        public var implicit: (any GrantStrategy)?
+        /// Obtains the device token: ``OAuth2Grant/clientCredentials(scope:additionalParameters:)``
+        /// with the device scope by default.
         public var device: (any GrantStrategy)?
 
         /// Courier's defaults.
+        ///
+        /// - Parameters:
+        ///   - userRenewal: Renews the user token.
+        ///   - implicit: Obtains the implicit token.
+        ///   - device: Obtains the device token.
         public init(
             userRenewal: (any GrantStrategy)? = nil,
-            implicit: (@Sendable (_ userBroker: TokenBroker) -> any GrantStrategy)? = nil,
+            implicit: (any GrantStrategy)? = nil,
             device: (any GrantStrategy)? = nil
         ) {
             self.userRenewal = userRenewal
             self.implicit = implicit
             self.device = device
         }
+    }
+}
+
+extension ResourceAccess.Configuration {
+    /// The renewal timing and limits of every token level.
+    var tokenBroker: TokenBroker.Configuration {
+        TokenBroker.Configuration(
+            leeway: renewalLeeway,
+            refreshLimit: RefreshLimit(maximumRefreshes: maximumRenewals, window: renewalWindow)
+        )
     }
 }

@@ -6,9 +6,8 @@ import Logging
 /// ``DeviceClient``.
 ///
 /// The clients exist only on a configured instance, so "not configured" cannot happen at
-/// run time. Every request of every kind — and every token request — runs on one
-/// ``CurlTransport`` that enforces the configuration's ``SecurityConfiguration``: pinned
-/// TLS, trusted hosts only.
+/// run time. Every request of every kind — and every token request — runs on one transport
+/// whose ``Transport/security`` is secured: pinned TLS, trusted hosts only.
 ///
 /// ```swift
 /// let access = try ResourceAccess(configuration: configuration)
@@ -24,10 +23,23 @@ import Logging
 /// | --- | --- | --- |
 /// | authenticated | ``UserClient/sendAuthenticatedRequest(_:logger:)`` | the user's, renewed with its refresh token |
 /// | implicit | ``UserClient/sendImplicitRequest(_:logger:)`` | the implicit token, exchanged from the user's |
-/// | anonymous | ``DeviceClient/sendAuthenticatedRequest(_:logger:)`` | the device's, from client credentials |
+/// | anonymous | ``DeviceClient/sendAnonymousRequest(_:logger:)`` | the device's, from client credentials |
 /// | unauthenticated | ``DeviceClient/sendUnauthenticatedRequest(_:logger:)`` | none; still pinned, debugger detection applies |
 ///
-/// Each level has one ``TokenBroker``, so concurrent requests share one renewal.
+/// Each kind has a `start…Request` twin that returns an observable ``NetworkTask``. Each
+/// token level renews through one broker, so concurrent requests share one renewal.
+///
+/// ### Test your code without a network
+///
+/// Give a `MockTransport` from `CourierTesting` that reports a secured configuration; it
+/// never connects, so every check above runs and nothing leaves the process:
+///
+/// ```swift
+/// let transport = MockTransport(security: try .secured(trust: [gatewayPolicy, loginPolicy])) { request, _ in
+///     ...
+/// }
+/// let access = try ResourceAccess(configuration: configuration, transport: transport)
+/// ```
 public final class ResourceAccess: Sendable {
     /// The configuration.
     public let configuration: Configuration
@@ -35,30 +47,45 @@ public final class ResourceAccess: Sendable {
     public let userClient: UserClient
     /// Device-bound requests: anonymous and unauthenticated.
     public let deviceClient: DeviceClient
-    /// The transport every request goes through: a ``CurlTransport`` enforcing ``Configuration/security``.
-    let transport: any Transport
+    /// The transport every request goes through; its ``Transport/security`` is secured.
+    public let transport: any Transport
+    private let ownsTransport: Bool
 
-    /// Configures secured resource access.
+    /// Configures secured resource access on a new ``CurlTransport`` made from
+    /// ``Configuration/transport``, which ``shutdown()`` stops.
     ///
     /// - Parameter configuration: The configuration.
-    /// - Throws: ``SecurityError/Kind/invalidConfiguration`` when the security configuration
-    ///   is not secured, or the resource gateway or the authorization server is not HTTPS to
-    ///   a host of its trust set — nothing would be allowed to carry a token there.
+    /// - Throws: ``CourierError/Kind/invalidConfiguration`` when the transport's security is not
+    ///   secured, or the resource gateway or the authorization server is not HTTPS to a host
+    ///   of its trust set — nothing would be allowed to carry a token there.
     public convenience init(configuration: Configuration) throws {
-        var transportConfiguration = configuration.transport
-        transportConfiguration.security = configuration.security
-        try self.init(configuration: configuration, transport: CurlTransport(configuration: transportConfiguration))
+        try self.init(
+            configuration: configuration,
+            transport: CurlTransport(configuration: configuration.transport),
+            ownsTransport: true
+        )
     }
 
-    /// Configures secured resource access on a given transport (the test seam); the transport
-    /// must enforce the configuration's security (``TrustEnforcingTransport``).
-    init(configuration: Configuration, transport: any Transport) throws {
-        let security = configuration.security
+    /// Configures secured resource access on a transport you give, and keep running after
+    /// ``shutdown()``: a transport shared with other code, or a test double.
+    ///
+    /// ``Configuration/transport`` is not used: the transport's own settings and
+    /// ``Transport/security`` apply.
+    ///
+    /// - Parameters:
+    ///   - configuration: The configuration.
+    ///   - transport: The transport; its security must be secured.
+    /// - Throws: As ``init(configuration:)``.
+    public convenience init(configuration: Configuration, transport: any Transport) throws {
+        try self.init(configuration: configuration, transport: transport, ownsTransport: false)
+    }
+
+    private init(configuration: Configuration, transport: any Transport, ownsTransport: Bool) throws {
+        let security = transport.security
         guard security.isSecured else {
-            throw SecurityError(
-                kind: .invalidConfiguration,
-                message:
-                    "secured resource access needs SecurityConfiguration.secured(trust:); the configuration is unpinned"
+            throw CourierError.invalidConfiguration(
+                "secured resource access needs a transport with SecurityConfiguration.secured(trust:); "
+                    + "this one is unpinned"
             )
         }
         var endpoints = [
@@ -69,27 +96,30 @@ public final class ResourceAccess: Sendable {
             endpoints.append(("revocation endpoint", revocation))
         }
         for (name, url) in endpoints {
-            let request = HTTPRequest(method: .get, scheme: url.scheme, authority: Self.authority(of: url), path: "/")
+            let request = HTTPRequest(
+                method: .get,
+                scheme: url.scheme,
+                authority: Authority(url: url)?.description,
+                path: "/"
+            )
             do {
                 try security.checkCredentialTarget(request)
-            } catch let error as SecurityError {
-                throw SecurityError(
-                    kind: .invalidConfiguration,
-                    message: "the \(name) \(url.absoluteString) cannot receive credentials: \(error.message)",
+            } catch let error as CourierError {
+                throw CourierError.invalidConfiguration(
+                    "the \(name) \(url.absoluteString) cannot receive credentials: \(error.message)",
                     host: error.host
                 )
             }
         }
         self.configuration = configuration
-
         self.transport = transport
+        self.ownsTransport = ownsTransport
 
         let logging: [any Middleware] = configuration.logger.map { [LoggingMiddleware(logger: $0)] } ?? []
         func endpoint(_ client: OAuth2ClientCredentials) -> TokenEndpoint {
             TokenEndpoint(
                 server: configuration.authorizationServer,
                 client: client,
-                security: security,
                 transport: transport,
                 applicationProduct: configuration.applicationProduct,
                 middlewares: logging,
@@ -133,17 +163,11 @@ public final class ResourceAccess: Sendable {
         }
     }
 
-    /// Cancels every request and stops the transport.
+    /// Cancels every request and, when this instance created its transport, stops it.
     public func shutdown() async {
         await userClient.shutdown()
         await deviceClient.shutdown()
-        await transport.shutdown()
-    }
-
-    static func authority(of url: URL) -> String? {
-        guard let host = url.host, !host.isEmpty else { return nil }
-        let bracketed = host.contains(":") ? "[\(host)]" : host
-        return url.port.map { "\(bracketed):\($0)" } ?? bracketed
+        if ownsTransport { await transport.shutdown() }
     }
 }
 
@@ -154,59 +178,23 @@ struct ClientSessionFactory: Sendable {
     let transport: any Transport
     let logging: [any Middleware]
 
-    func session(kind: RequestKind, credential: (any Middleware)?) -> ClientSession {
-        var middlewares: [any Middleware] = [RequestKindMiddleware(kind: kind)] + logging + configuration.middlewares
+    func session(kind: ResourceAccess.RequestKind, credential: (any Middleware)?) -> Session {
+        let security = transport.security
+        var middlewares: [any Middleware] = logging + configuration.middlewares
         if let credential { middlewares.append(credential) }
         if let provider = configuration.challengeCredentialProvider {
-            middlewares.append(ChallengeMiddleware(provider: provider, security: configuration.security))
+            middlewares.append(ChallengeMiddleware(provider: provider, policy: security))
         }
         if let filter = configuration.responseFilter {
-            middlewares.append(ResponseFilterMiddleware(filter: filter, security: configuration.security))
+            middlewares.append(ResponseFilterMiddleware(filter: filter, policy: security))
         }
-        var sessionConfiguration = Session.Configuration(
+        let sessionConfiguration = Session.Configuration(
             baseURL: configuration.resourceBaseURL,
             applicationProduct: configuration.applicationProduct,
             connectTimeout: configuration.connectTimeout,
             timeout: configuration.timeout,
             middlewares: middlewares
         )
-        sessionConfiguration.security = configuration.security
-        return ClientSession(kind: kind, session: Session(configuration: sessionConfiguration, transport: transport))
-    }
-}
-
-/// The session of one request kind.
-struct ClientSession: Sendable {
-    let kind: RequestKind
-    let session: Session
-
-    func send(_ request: ResourceRequest, logger: Logger?) async throws -> ResourceResponse {
-        do {
-            return try await session.send(request, logger: logger)
-        } catch let error as AuthError {
-            throw error.with(requestKind: kind)
-        }
-    }
-
-    func start(_ request: ResourceRequest, logger: Logger?) throws -> NetworkTask {
-        try session.task(for: request, logger: logger)
-    }
-}
-
-/// Records the request kind in every ``AuthError`` the chain throws, for `send` and tasks alike.
-struct RequestKindMiddleware: Middleware {
-    let kind: RequestKind
-
-    func intercept(
-        _ request: HTTPRequest,
-        body: RequestBody?,
-        context: MiddlewareContext,
-        next: Next
-    ) async throws -> Response {
-        do {
-            return try await next(request, body, context)
-        } catch let error as AuthError {
-            throw error.with(requestKind: kind)
-        }
+        return Session(configuration: sessionConfiguration, transport: transport, requestKind: kind)
     }
 }

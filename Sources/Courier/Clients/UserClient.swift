@@ -15,24 +15,24 @@ public import Logging
 /// await access.userClient.logout()
 /// ```
 ///
-/// Every response is returned whatever its status (call ``ResourceResponse/validate(acceptableStatusCodes:)``
-/// to make a status an error). Failures to authorize are ``AuthError``s whose
-/// ``AuthError/requestKind`` says which kind of request failed —
-/// ``AuthError/Kind/userNotAuthenticated`` when there is no user or the user's refresh
+/// Every response is returned whatever its status (call ``Response/validate(acceptableStatusCodes:)``
+/// to make a status an error). Every error is a ``CourierError`` whose
+/// ``CourierError/requestKind`` says which kind of request failed —
+/// ``CourierError/Kind/userNotAuthenticated`` when there is no user or the user's refresh
 /// token was rejected.
 public final class UserClient: Sendable {
     /// The broker of the user's token.
-    public let broker: TokenBroker
+    let broker: TokenBroker
     /// The broker of the implicit token.
-    public let implicitBroker: TokenBroker
+    let implicitBroker: TokenBroker
     /// The token endpoint of the user client.
-    public let endpoint: TokenEndpoint
+    let endpoint: TokenEndpoint
 
     private let configuration: ResourceAccess.Configuration
     private let sessions: ClientSessionFactory
-    private let authenticated: ClientSession
-    private let implicit: ClientSession
-    private let exchanges = LockedBox<[TokenExchangeRequest: (broker: TokenBroker, session: ClientSession)]>([:])
+    private let authenticated: Session
+    private let implicit: Session
+    private let exchanges = LockedBox<[TokenExchangeRequest: (broker: TokenBroker, session: Session)]>([:])
 
     init(configuration: ResourceAccess.Configuration, endpoint: TokenEndpoint, sessions: ClientSessionFactory) {
         self.configuration = configuration
@@ -46,28 +46,28 @@ public final class UserClient: Sendable {
             configuration: configuration.tokenBroker,
             logger: configuration.logger
         )
+        let userAccessToken: @Sendable () async throws -> String = { try await broker.token().token.accessToken }
         let implicitStrategy =
-            configuration.strategies.implicit?(broker)
-            ?? TokenExchangeGrant(scope: configuration.implicitScope) {
-                (try await broker.token().token.accessToken, .accessToken)
-            }
+            configuration.strategies.implicit
+            ?? TokenExchangeGrant(scope: configuration.implicitScope) { (try await userAccessToken(), .accessToken) }
         let implicitBroker = TokenBroker(
             level: .implicit,
             endpoint: endpoint,
             strategy: implicitStrategy,
             store: configuration.tokenStore,
             configuration: configuration.tokenBroker,
-            logger: configuration.logger
+            logger: configuration.logger,
+            userTokenSource: userAccessToken
         )
         self.broker = broker
         self.implicitBroker = implicitBroker
         self.authenticated = sessions.session(
             kind: .authenticated,
-            credential: BearerTokenMiddleware(broker: broker, security: configuration.security)
+            credential: BearerTokenMiddleware(broker: broker, policy: sessions.transport.security)
         )
         self.implicit = sessions.session(
             kind: .implicit,
-            credential: BearerTokenMiddleware(broker: implicitBroker, security: configuration.security)
+            credential: BearerTokenMiddleware(broker: implicitBroker, policy: sessions.transport.security)
         )
     }
 
@@ -79,8 +79,8 @@ public final class UserClient: Sendable {
     ///   - username: The username.
     ///   - password: The password.
     /// - Returns: The user's new token.
-    /// - Throws: ``AuthError``: ``AuthError/Kind/grantRejected`` with `invalid_grant` for
-    ///   wrong credentials, ``AuthError/Kind/clientAuthenticationFailed`` for a wrong client
+    /// - Throws: ``CourierError``: ``CourierError/Kind/grantRejected`` with `invalid_grant` for
+    ///   wrong credentials, ``CourierError/Kind/clientAuthenticationFailed`` for a wrong client
     ///   secret.
     @discardableResult
     public func authenticate(username: String, password: String) async throws -> OAuth2Token {
@@ -96,13 +96,13 @@ public final class UserClient: Sendable {
     ///   - additionalParameters: Extra authorization request parameters (`login_hint`, …).
     ///   - browser: Shows the authorization URL and returns the redirect URL.
     /// - Returns: The user's new token.
-    /// - Throws: ``AuthError``: ``AuthError/Kind/authorizationDenied``,
-    ///   ``AuthError/Kind/invalidAuthorizationResponse`` (wrong state), or a grant error.
+    /// - Throws: ``CourierError``: ``CourierError/Kind/authorizationDenied``,
+    ///   ``CourierError/Kind/invalidAuthorizationResponse`` (wrong state), or a grant error.
     @discardableResult
     public func authorize(
         redirectURI: URL,
         additionalParameters: [(name: String, value: String)] = [],
-        browser: @escaping AuthorizationCodeGrant.Browser
+        browser: @escaping OAuth2Grant.Browser
     ) async throws -> OAuth2Token {
         try await authenticate(
             with: AuthorizationCodeGrant(
@@ -119,12 +119,21 @@ public final class UserClient: Sendable {
     /// The previous user token stays until the grant succeeds. The implicit and exchanged
     /// tokens of a previous user are wiped when the grant succeeds.
     ///
+    /// ```swift
+    /// try await access.userClient.authenticate(with: .password(username: "alice", password: secret))
+    /// ```
+    ///
     /// - Parameter grant: The grant.
     /// - Returns: The user's new token.
-    /// - Throws: ``AuthError`` from the grant.
+    /// - Throws: ``CourierError`` from the grant, with ``CourierError/requestKind`` `.authenticated`.
     @discardableResult
-    public func authenticate(with grant: any GrantStrategy) async throws -> OAuth2Token {
-        let token = try await broker.authorize(with: grant).token
+    public func authenticate(with grant: some GrantStrategy) async throws -> OAuth2Token {
+        let token: OAuth2Token
+        do {
+            token = try await broker.authorize(with: grant).token
+        } catch {
+            throw authenticated.tagged(error)
+        }
         // Tokens derived from the previous identity must not outlive it.
         _ = try? await implicitBroker.wipe()
         for derived in takeExchangeBrokers() { _ = try? await derived.wipe() }
@@ -147,12 +156,9 @@ public final class UserClient: Sendable {
     ///   - request: The request; its path is relative to the resource base URL.
     ///   - logger: Where this request logs.
     /// - Returns: The response, whatever its status.
-    /// - Throws: ``AuthError`` (``AuthError/Kind/userNotAuthenticated``, …) with
-    ///   ``AuthError/requestKind`` `.authenticated`; ``RequestError``, ``SecurityError``,
-    ///   ``TransportError``; `CancellationError`.
-    public func sendAuthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws
-        -> ResourceResponse
-    {
+    /// - Throws: ``CourierError`` with ``CourierError/requestKind`` `.authenticated`
+    ///   (``CourierError/Kind/userNotAuthenticated`` when there is no user); `CancellationError`.
+    public func sendAuthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws -> Response {
         try await authenticated.send(request, logger: logger)
     }
 
@@ -162,9 +168,9 @@ public final class UserClient: Sendable {
     ///   - request: The request.
     ///   - logger: Where this request logs.
     /// - Returns: The running task; ``NetworkTask/response`` is the HTTP response.
-    /// - Throws: ``RequestError`` for bad input, before anything starts.
+    /// - Throws: ``CourierError`` for bad input, before anything starts.
     public func startAuthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
-        try authenticated.start(request, logger: logger)
+        try authenticated.task(for: request, logger: logger)
     }
 
     /// Sends a request with the implicit token.
@@ -173,10 +179,9 @@ public final class UserClient: Sendable {
     ///   - request: The request.
     ///   - logger: Where this request logs.
     /// - Returns: The response, whatever its status.
-    /// - Throws: As ``sendAuthenticatedRequest(_:logger:)``, with ``AuthError/requestKind``
+    /// - Throws: As ``sendAuthenticatedRequest(_:logger:)``, with ``CourierError/requestKind``
     ///   `.implicit`.
-    public func sendImplicitRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws -> ResourceResponse
-    {
+    public func sendImplicitRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws -> Response {
         try await implicit.send(request, logger: logger)
     }
 
@@ -186,50 +191,64 @@ public final class UserClient: Sendable {
     ///   - request: The request.
     ///   - logger: Where this request logs.
     /// - Returns: The running task.
-    /// - Throws: ``RequestError`` for bad input.
+    /// - Throws: ``CourierError`` for bad input.
     public func startImplicitRequest(_ request: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
-        try implicit.start(request, logger: logger)
+        try implicit.task(for: request, logger: logger)
     }
 
-    /// Sends a request with a token exchanged from the user's (RFC 8693): seed 002's
-    /// `makeAuthorizedRequest(exchangeRequest:scope:request:)`.
+    /// Sends a request with a token exchanged from the user's (RFC 8693) for another scope,
+    /// audience or resource.
     ///
-    /// The exchanged token is kept and renewed like any other, one broker per distinct
-    /// exchange, and wiped at logout.
+    /// The exchanged token is kept and renewed like any other, one per distinct exchange,
+    /// and wiped at logout.
     ///
     /// ```swift
-    /// let response = try await userClient.sendAuthorizedRequest(
-    ///     exchange: TokenExchangeRequest(scope: [.read], audience: ["courier-gateway"]),
-    ///     request: ResourceRequest(path: "/api/user/profile")
+    /// let response = try await userClient.sendExchangedRequest(
+    ///     ResourceRequest(path: "/api/user/profile"),
+    ///     exchange: TokenExchangeRequest(scope: [.read], audience: ["courier-gateway"])
     /// )
     /// ```
     ///
     /// - Parameters:
-    ///   - exchange: The scope, audience and resource to exchange for.
     ///   - request: The request.
+    ///   - exchange: The scope, audience and resource to exchange for.
     ///   - logger: Where this request logs.
     /// - Returns: The response, whatever its status.
     /// - Throws: As ``sendAuthenticatedRequest(_:logger:)``.
-    public func sendAuthorizedRequest(
+    public func sendExchangedRequest(
+        _ request: ResourceRequest,
         exchange: TokenExchangeRequest,
-        request: ResourceRequest,
         logger: Logger? = nil
-    ) async throws -> ResourceResponse {
+    ) async throws -> Response {
         try await exchangeEntry(exchange).session.send(request, logger: logger)
     }
 
-    /// The broker of an exchanged token, created on first use.
+    /// Starts a request with an exchanged token as an observable task.
     ///
-    /// - Parameter exchange: The exchange.
-    /// - Returns: Its broker.
-    public func exchangeBroker(_ exchange: TokenExchangeRequest) -> TokenBroker {
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - exchange: The scope, audience and resource to exchange for.
+    ///   - logger: Where this request logs.
+    /// - Returns: The running task.
+    /// - Throws: ``CourierError`` for bad input.
+    public func startExchangedRequest(
+        _ request: ResourceRequest,
+        exchange: TokenExchangeRequest,
+        logger: Logger? = nil
+    ) throws -> NetworkTask {
+        try exchangeEntry(exchange).session.task(for: request, logger: logger)
+    }
+
+    /// The broker of an exchanged token, created on first use.
+    func exchangeBroker(_ exchange: TokenExchangeRequest) -> TokenBroker {
         exchangeEntry(exchange).broker
     }
 
-    private func exchangeEntry(_ exchange: TokenExchangeRequest) -> (broker: TokenBroker, session: ClientSession) {
+    private func exchangeEntry(_ exchange: TokenExchangeRequest) -> (broker: TokenBroker, session: Session) {
         exchanges.withLock { exchanges in
             if let entry = exchanges[exchange] { return entry }
             let userBroker = broker
+            let userAccessToken: @Sendable () async throws -> String = { try await userBroker.token().token.accessToken }
             let exchangeBroker = TokenBroker(
                 level: exchange.level,
                 endpoint: endpoint,
@@ -237,16 +256,15 @@ public final class UserClient: Sendable {
                     scope: exchange.scope,
                     audience: exchange.audience,
                     resource: exchange.resource
-                ) {
-                    (try await userBroker.token().token.accessToken, .accessToken)
-                },
+                ) { (try await userAccessToken(), .accessToken) },
                 store: configuration.tokenStore,
                 configuration: configuration.tokenBroker,
-                logger: configuration.logger
+                logger: configuration.logger,
+                userTokenSource: userAccessToken
             )
             let session = sessions.session(
                 kind: .authenticated,
-                credential: BearerTokenMiddleware(broker: exchangeBroker, security: configuration.security)
+                credential: BearerTokenMiddleware(broker: exchangeBroker, policy: sessions.transport.security)
             )
             exchanges[exchange] = (exchangeBroker, session)
             return (exchangeBroker, session)
@@ -273,8 +291,8 @@ public final class UserClient: Sendable {
     ///
     /// - Returns: What was revoked and what failed.
     @discardableResult
-    public func logout() async -> LogoutReport {
-        var report = LogoutReport()
+    public func logout() async -> UserClient.LogoutReport {
+        var report = UserClient.LogoutReport()
         var tokens: [OAuth2Token] = []
         for broker in [broker, implicitBroker] + takeExchangeBrokers() {
             let current = try? await broker.currentToken()
@@ -302,38 +320,40 @@ public final class UserClient: Sendable {
         return report
     }
 
-    private func revoke(_ token: String, hint: TokenTypeHint, into report: inout LogoutReport) async {
+    private func revoke(_ token: String, hint: TokenTypeHint, into report: inout UserClient.LogoutReport) async {
         do {
             try await endpoint.revoke(token, hint: hint)
             report.revokedTokens += 1
-        } catch let error as AuthError {
+        } catch let error as CourierError {
             report.failures.append(error)
         } catch {
-            report.failures.append(AuthError(kind: .revocationFailed, message: "revocation failed", underlying: error))
+            report.failures.append(CourierError(kind: .revocationFailed, message: "revocation failed", underlying: error))
         }
     }
 
-    private static func storeFailure(_ error: any Error) -> AuthError {
-        AuthError(kind: .tokenStoreFailed, message: "the token store could not be cleared", underlying: error)
+    private static func storeFailure(_ error: any Error) -> CourierError {
+        CourierError(kind: .tokenStoreFailed, message: "the token store could not be cleared", underlying: error)
     }
 
     func shutdown() async {
-        await authenticated.session.shutdown()
-        await implicit.session.shutdown()
-        let sessions = exchanges.withLock { $0.values.map(\.session.session) }
+        await authenticated.shutdown()
+        await implicit.shutdown()
+        let sessions = exchanges.withLock { $0.values.map(\.session) }
         for session in sessions { await session.shutdown() }
         await endpoint.session.shutdown()
     }
 }
 
-/// What ``UserClient/logout()`` did.
-public struct LogoutReport: Sendable {
-    /// How many tokens the authorization server revoked (refresh and access tokens).
-    public var revokedTokens: Int = 0
-    /// What failed: revocations the server refused or that could not be sent, a store that
-    /// could not be cleared. The tokens were wiped in memory regardless.
-    public var failures: [AuthError] = []
+extension UserClient {
+    /// What ``UserClient/logout()`` did.
+    public struct LogoutReport: Sendable {
+        /// How many tokens the authorization server revoked (refresh and access tokens).
+        public var revokedTokens: Int = 0
+        /// What failed: revocations the server refused or that could not be sent, a store that
+        /// could not be cleared. The tokens were wiped in memory regardless.
+        public var failures: [CourierError] = []
 
-    /// Whether everything was wiped and revoked.
-    public var isComplete: Bool { failures.isEmpty }
+        /// Whether everything was wiped and revoked.
+        public var isComplete: Bool { failures.isEmpty }
+    }
 }

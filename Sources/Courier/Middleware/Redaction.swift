@@ -1,19 +1,19 @@
 import Foundation
-public import HTTPTypes
+import HTTPTypes
 
 /// Removes secrets from what Courier logs.
-public enum Redaction: Sendable {
+enum Redaction: Sendable {
     /// What a redacted value is replaced with.
-    public static let placeholder = "<redacted>"
+    static let placeholder = "<redacted>"
 
     /// Header fields whose values are never logged.
-    public static let sensitiveFields: Set<HTTPField.Name> = [
+    static let sensitiveFields: Set<HTTPField.Name> = [
         .authorization, .proxyAuthorization, .cookie, .setCookie,
     ]
 
     /// Query parameter and form field names whose values are never logged (compared
     /// case-insensitively).
-    public static let sensitiveParameters: Set<String> = [
+    static let sensitiveParameters: Set<String> = [
         "access_token", "refresh_token", "id_token", "token", "client_secret", "password",
         "code", "code_verifier", "assertion", "subject_token", "actor_token", "api_key", "apikey",
         "cookie", "set-cookie", "session", "sessionid",
@@ -21,7 +21,7 @@ public enum Redaction: Sendable {
 
     /// Whether a header field's value must not be logged: the fields above, and any field
     /// whose name is a sensitive parameter name or mentions a token, secret, password or key.
-    public static func isSensitive(_ name: HTTPField.Name) -> Bool {
+    static func isSensitive(_ name: HTTPField.Name) -> Bool {
         if sensitiveFields.contains(name) { return true }
         let lowered = name.canonicalName
         if sensitiveParameters.contains(lowered) { return true }
@@ -29,7 +29,7 @@ public enum Redaction: Sendable {
     }
 
     /// The fields as `Name: value` text, with sensitive values redacted.
-    public static func fields(_ fields: HTTPFields) -> String {
+    static func fields(_ fields: HTTPFields) -> String {
         fields.map { field in
             let value = isSensitive(field.name) ? placeholder : field.value
             return "\(field.name): \(value)"
@@ -37,7 +37,7 @@ public enum Redaction: Sendable {
     }
 
     /// The request's URL with the values of sensitive query parameters redacted.
-    public static func url(of request: HTTPRequest) -> String {
+    static func url(of request: HTTPRequest) -> String {
         let path = request.path ?? "/"
         let origin = "\(request.scheme ?? "")://\(request.authority ?? "")"
         guard let question = path.firstIndex(of: "?") else { return origin + path }

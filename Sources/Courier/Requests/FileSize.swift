@@ -4,20 +4,20 @@ import Foundation
 enum FileSize {
     /// The size of the regular file at `path`.
     ///
-    /// - Throws: ``RequestError/unreadableFile`` when there is no such file, it is not a
+    /// - Throws: ``CourierError/Kind/unreadableFile`` when there is no such file, it is not a
     ///   regular file, or it cannot be read.
     static func ofRegularFile(atPath path: String) throws -> Int64 {
         let attributes: [FileAttributeKey: Any]
         do {
             attributes = try FileManager.default.attributesOfItem(atPath: path)
         } catch {
-            throw RequestError(kind: .unreadableFile, message: "there is no readable file at \(path)")
+            throw CourierError(kind: .unreadableFile, message: "there is no readable file at \(path)")
         }
         guard attributes[.type] as? FileAttributeType == .typeRegular, let size = attributes[.size] as? NSNumber else {
-            throw RequestError(kind: .unreadableFile, message: "\(path) is not a regular file")
+            throw CourierError(kind: .unreadableFile, message: "\(path) is not a regular file")
         }
         guard FileManager.default.isReadableFile(atPath: path) else {
-            throw RequestError(kind: .unreadableFile, message: "\(path) is not readable")
+            throw CourierError(kind: .unreadableFile, message: "\(path) is not readable")
         }
         return size.int64Value
     }

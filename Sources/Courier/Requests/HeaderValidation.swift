@@ -8,50 +8,36 @@ enum HeaderValidation {
         .userAgent, .authorization, HTTPField.Name("Host")!, .contentLength, .transferEncoding,
     ]
 
-    /// The fields, in the order of their lower-cased names.
+    /// The fields, checked: none that Courier owns, no control character in a value.
     ///
     /// Leading and trailing spaces and tabs of a value are dropped, as RFC 9110 asks.
     ///
-    /// - Throws: ``RequestError/invalidHeader`` for a name that is not a token, a value with
-    ///   CR, LF, NUL or another control character, or a name given twice (in any case);
-    ///   ``RequestError/reservedHeader`` for a field that Courier owns.
-    static func fields(from headers: [String: String]) throws -> HTTPFields {
-        var fields = HTTPFields()
-        let sorted = headers.sorted { $0.key.lowercased().utf8.lexicographicallyPrecedes($1.key.lowercased().utf8) }
-        for (rawName, rawValue) in sorted {
-            guard let name = HTTPField.Name(rawName) else {
-                throw RequestError(
-                    kind: .invalidHeader,
-                    message: "`\(rawName.debugDescription)` is not a valid header name"
-                )
-            }
-            if let reserved = reservedNames.first(where: { $0 == name }) {
-                throw RequestError(
-                    kind: .reservedHeader,
-                    message: "\(reserved.rawName) is set by Courier; a request may not set it"
+    /// - Throws: ``CourierError/Kind/invalidHeader`` for a value with CR, LF, NUL or another
+    ///   control character; ``CourierError/Kind/reservedHeader`` for a field that Courier owns.
+    static func checked(_ fields: HTTPFields) throws -> HTTPFields {
+        var checked = HTTPFields()
+        checked.reserveCapacity(fields.count)
+        for field in fields {
+            if let reserved = reservedNames.first(where: { $0 == field.name }) {
+                throw CourierError.reservedHeader(
+                    "\(reserved.rawName) is set by Courier; a request may not set it"
                         + (reserved == .userAgent
                             ? " (add your product with Session.Configuration.applicationProduct)" : "")
                 )
             }
-            guard fields[name] == nil else {
-                throw RequestError(
-                    kind: .invalidHeader,
-                    message: "the header \(rawName) is given twice (names ignore case)"
-                )
-            }
-            fields.append(HTTPField(name: name, value: try checkedValue(rawValue, name: rawName)))
+            checked.append(HTTPField(name: field.name, value: try checkedValue(field.value, name: field.name.rawName)))
         }
-        return fields
+        return checked
     }
 
     /// The value without surrounding whitespace.
     ///
-    /// - Throws: ``RequestError/invalidHeader`` when it holds a control character other
+    /// - Throws: ``CourierError/Kind/invalidHeader`` when it holds a control character other
     ///   than a tab: CR and LF would let a value inject header lines.
     static func checkedValue(_ value: String, name: String) throws -> String {
         for byte in value.utf8 where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
             let what = byte == 0x0D || byte == 0x0A ? "CR or LF" : byte == 0 ? "NUL" : "a control character"
-            throw RequestError(kind: .invalidHeader, message: "the value of header \(name) contains \(what)")
+            throw CourierError(kind: .invalidHeader, message: "the value of header \(name) contains \(what)")
         }
         let whitespace: Set<Character> = [" ", "\t"]
         var trimmed = Substring(value)

@@ -37,8 +37,8 @@ struct MultipartBody {
     /// - Parameters:
     ///   - parts: The parts, in order.
     ///   - makeBoundary: Draws a boundary; random by default.
-    /// - Throws: ``RequestError/unreadableFile`` for a file part that is missing or not a
-    ///   regular file, ``RequestError/invalidHeader`` for a content type with control
+    /// - Throws: ``CourierError/Kind/unreadableFile`` for a file part that is missing or not a
+    ///   regular file, ``CourierError/Kind/invalidHeader`` for a content type with control
     ///   characters.
     init(parts: [MultipartPart], makeBoundary: () -> String = MultipartBody.randomBoundary) throws {
         var heads: [Data] = []
@@ -55,8 +55,7 @@ struct MultipartBody {
         while Self.occurs(boundary, in: heads, contents) {
             draws += 1
             guard draws < Self.maximumBoundaryDraws else {
-                throw RequestError(
-                    kind: .encodingFailed,
+                throw CourierError(kind: .encodingFailed,
                     message: "no multipart boundary absent from the content was found"
                 )
             }
@@ -95,8 +94,7 @@ struct MultipartBody {
         head += "\r\n"
         if let contentType = part.contentType {
             guard HTTPField.isValidValue(contentType), !contentType.isEmpty else {
-                throw RequestError(
-                    kind: .invalidHeader,
+                throw CourierError(kind: .invalidHeader,
                     message: "the content type of multipart part `\(part.name)` is empty or has control characters"
                 )
             }

@@ -36,7 +36,7 @@ struct MultipartBodySequence: AsyncSequence, Sendable {
                 case .file(let path, let length):
                     if file == nil {
                         guard let handle = FileHandle(forReadingAtPath: path) else {
-                            throw RequestError(kind: .unreadableFile, message: "cannot open \(path) for reading")
+                            throw CourierError(kind: .unreadableFile, message: "cannot open \(path) for reading")
                         }
                         file = handle
                         remaining = length
@@ -51,8 +51,7 @@ struct MultipartBodySequence: AsyncSequence, Sendable {
                         upToCount: Int(Swift.min(Int64(MultipartBodySequence.chunkSize), remaining))
                     )
                     guard let chunk, !chunk.isEmpty else {
-                        throw RequestError(
-                            kind: .unreadableFile,
+                        throw CourierError(kind: .unreadableFile,
                             message: "\(path) became shorter while it was uploaded"
                         )
                     }

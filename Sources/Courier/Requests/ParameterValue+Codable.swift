@@ -71,13 +71,13 @@ extension ParameterValue: Codable {
     /// - Parameters:
     ///   - value: The value.
     ///   - encoder: The JSON encoder, for its key and date strategies.
-    /// - Throws: ``RequestError/invalidParameter`` when the value cannot be encoded as JSON.
+    /// - Throws: ``CourierError/Kind/invalidParameter`` when the value cannot be encoded as JSON.
     public init(encoding value: some Encodable, encoder: JSONEncoder = JSONEncoder()) throws {
         do {
             let data = try encoder.encode(value)
             self = try JSONDecoder().decode(ParameterValue.self, from: data)
         } catch {
-            throw RequestError(kind: .invalidParameter, message: "the value cannot be encoded as parameters: \(error)")
+            throw CourierError(kind: .invalidParameter, message: "the value cannot be encoded as parameters: \(error)")
         }
     }
 
@@ -89,7 +89,7 @@ extension ParameterValue: Codable {
 
     /// The JSON object for `parameters`, keys sorted.
     ///
-    /// - Throws: ``RequestError/invalidParameter`` for a value JSON cannot carry.
+    /// - Throws: ``CourierError/Kind/invalidParameter`` for a value JSON cannot carry.
     static func jsonData(_ parameters: [String: ParameterValue]) throws -> Data {
         try validate(parameters)
         let encoder = JSONEncoder()
@@ -97,7 +97,7 @@ extension ParameterValue: Codable {
         do {
             return try encoder.encode(parameters)
         } catch {
-            throw RequestError(kind: .invalidParameter, message: "the parameters cannot be encoded as JSON: \(error)")
+            throw CourierError(kind: .invalidParameter, message: "the parameters cannot be encoded as JSON: \(error)")
         }
     }
 }

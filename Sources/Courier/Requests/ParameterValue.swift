@@ -2,7 +2,7 @@
 ///
 /// Parameters are a typed tree rather than `[String: Any]`, so a value that neither JSON nor
 /// a query string can carry is a compile-time error, and the only run-time failure left,
-/// a non-finite `Double`, is a ``RequestError/invalidParameter`` before anything is sent.
+/// a non-finite `Double`, is a ``CourierError/Kind/invalidParameter`` before anything is sent.
 /// Literals build the tree:
 ///
 /// ```swift
@@ -42,12 +42,11 @@ public enum ParameterValue: Sendable, Hashable {
     /// Throws for the first value that cannot be encoded.
     ///
     /// - Parameter path: The name of this value, for the error message.
-    /// - Throws: ``RequestError/invalidParameter`` for NaN, an infinity or an empty name.
+    /// - Throws: ``CourierError/Kind/invalidParameter`` for NaN, an infinity or an empty name.
     func validate(path: String) throws {
         switch self {
         case .double(let number) where !number.isFinite:
-            throw RequestError(
-                kind: .invalidParameter,
+            throw CourierError(kind: .invalidParameter,
                 message: "parameter `\(path)` is \(number), which neither JSON nor a query string can carry"
             )
         case .array(let elements):
@@ -61,12 +60,12 @@ public enum ParameterValue: Sendable, Hashable {
 
     /// Throws for the first member of `parameters` that cannot be encoded.
     ///
-    /// - Throws: ``RequestError/invalidParameter``.
+    /// - Throws: ``CourierError/Kind/invalidParameter``.
     static func validate(_ parameters: [String: ParameterValue], prefix: String? = nil) throws {
         for (name, value) in parameters {
             let path = prefix.map { "\($0).\(name)" } ?? name
             guard !name.isEmpty else {
-                throw RequestError(kind: .invalidParameter, message: "parameter `\(path)` has an empty name")
+                throw CourierError(kind: .invalidParameter, message: "parameter `\(path)` has an empty name")
             }
             try value.validate(path: path)
         }

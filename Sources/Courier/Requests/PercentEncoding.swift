@@ -20,7 +20,7 @@ enum PercentEncoding {
     ///   - text: The text to encode.
     ///   - format: Whether spaces become `+` and plus signs stay `+`.
     ///   - output: Where the encoded bytes go.
-    static func encode(_ text: String, format: QueryStringFormat, into output: inout [UInt8]) {
+    static func encode(_ text: String, format: ResourceRequest.QueryStringFormat, into output: inout [UInt8]) {
         for byte in text.utf8 {
             if isUnreserved(byte) {
                 output.append(byte)

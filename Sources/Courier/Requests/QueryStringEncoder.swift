@@ -27,11 +27,11 @@ struct QueryStringEncoder {
         }
     }
 
-    let format: QueryStringFormat
+    let format: ResourceRequest.QueryStringFormat
 
     /// The percent-encoded query string.
     ///
-    /// - Throws: ``RequestError/invalidParameter``.
+    /// - Throws: ``CourierError/Kind/invalidParameter``.
     func encode(_ parameters: [String: ParameterValue]) throws -> String {
         var output: [UInt8] = []
         output.reserveCapacity(64)
@@ -57,7 +57,7 @@ struct QueryStringEncoder {
 
     /// The flattened pairs, unencoded, members in sorted order.
     ///
-    /// - Throws: ``RequestError/invalidParameter``.
+    /// - Throws: ``CourierError/Kind/invalidParameter``.
     func pairs(_ parameters: [String: ParameterValue]) throws -> [Pair] {
         try ParameterValue.validate(parameters)
         var pairs: [Pair] = []
@@ -112,8 +112,7 @@ struct QueryStringEncoder {
 
     private func requireScalars(_ elements: [ParameterValue], name: String) throws {
         guard elements.allSatisfy(\.isScalar) else {
-            throw RequestError(
-                kind: .invalidParameter,
+            throw CourierError(kind: .invalidParameter,
                 message:
                     "parameter `\(name)` holds arrays or dictionaries, which the \(format.arrayFormat.rawValue) array format cannot write; use .indexed"
             )

@@ -10,19 +10,18 @@ struct RequestTarget: Equatable {
 
     /// Parses and checks a request's path.
     ///
-    /// - Throws: ``RequestError/invalidPath`` when the path is empty, protocol-relative
+    /// - Throws: ``CourierError/Kind/invalidPath`` when the path is empty, protocol-relative
     ///   (`//host`), has a scheme other than HTTP(S), credentials, a fragment, or a byte
     ///   that must be percent-encoded (space, control, non-ASCII, `"<>[\]^{|}` and backtick).
     init(_ path: String) throws {
-        guard !path.isEmpty else { throw RequestError(kind: .invalidPath, message: "the path is empty") }
+        guard !path.isEmpty else { throw CourierError(kind: .invalidURL, message: "the path is empty") }
         if let absolute = try Self.absoluteParts(of: path) {
             scheme = absolute.scheme
             authority = absolute.authority
             pathAndQuery = absolute.pathAndQuery
         } else {
             guard !path.hasPrefix("//") else {
-                throw RequestError(
-                    kind: .invalidPath,
+                throw CourierError(kind: .invalidURL,
                     message: "the path \(path) names a host; give an absolute URL instead"
                 )
             }
@@ -35,7 +34,7 @@ struct RequestTarget: Equatable {
 
     /// The parts of an absolute URL, or `nil` when `target` has no scheme.
     ///
-    /// - Throws: ``RequestError/invalidPath`` for a scheme other than HTTP(S), a missing or
+    /// - Throws: ``CourierError/Kind/invalidPath`` for a scheme other than HTTP(S), a missing or
     ///   malformed authority, or credentials in it.
     static func absoluteParts(of target: String) throws -> (scheme: String, authority: String, pathAndQuery: String)? {
         guard let colon = target.firstIndex(of: ":"),
@@ -44,11 +43,11 @@ struct RequestTarget: Equatable {
         else { return nil }
         let scheme = target[..<colon].lowercased()
         guard scheme == "http" || scheme == "https" else {
-            throw RequestError(kind: .invalidPath, message: "only http and https URLs are supported, not \(scheme)")
+            throw CourierError(kind: .invalidURL, message: "only http and https URLs are supported, not \(scheme)")
         }
         let rest = target[target.index(after: colon)...]
         guard rest.hasPrefix("//") else {
-            throw RequestError(kind: .invalidPath, message: "the URL \(target) has no authority")
+            throw CourierError(kind: .invalidURL, message: "the URL \(target) has no authority")
         }
         let afterSlashes = rest.dropFirst(2)
         let end = afterSlashes.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterSlashes.endIndex
@@ -68,10 +67,9 @@ struct RequestTarget: Equatable {
     }
 
     private static func checkAuthority(_ authority: String) throws {
-        guard !authority.isEmpty else { throw RequestError(kind: .invalidPath, message: "the URL has an empty host") }
+        guard !authority.isEmpty else { throw CourierError(kind: .invalidURL, message: "the URL has an empty host") }
         guard !authority.contains("@") else {
-            throw RequestError(
-                kind: .invalidPath,
+            throw CourierError(kind: .invalidURL,
                 message: "credentials in a URL are not allowed; Courier sends credentials itself"
             )
         }
@@ -83,7 +81,7 @@ struct RequestTarget: Equatable {
         var port: Substring?
         if host.hasPrefix("[") {
             guard let close = host.firstIndex(of: "]") else {
-                throw RequestError(kind: .invalidPath, message: "the host \(authority) has an unclosed bracket")
+                throw CourierError(kind: .invalidURL, message: "the host \(authority) has an unclosed bracket")
             }
             let after = host[host.index(after: close)...]
             if after.hasPrefix(":") { port = after.dropFirst() } else if !after.isEmpty { port = after }
@@ -97,7 +95,7 @@ struct RequestTarget: Equatable {
         guard allowed, !host.isEmpty, portIsValid,
             !host.dropFirst().dropLast().contains(where: { $0 == "[" || $0 == "]" })
         else {
-            throw RequestError(kind: .invalidPath, message: "the host and port \(authority) are malformed")
+            throw CourierError(kind: .invalidURL, message: "the host and port \(authority) are malformed")
         }
     }
 
@@ -109,15 +107,13 @@ struct RequestTarget: Equatable {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "#") {
-                throw RequestError(
-                    kind: .invalidPath,
+                throw CourierError(kind: .invalidURL,
                     message: "the path \(target) has a fragment, which is never sent"
                 )
             }
             if byte == UInt8(ascii: "%") {
                 guard index + 2 < bytes.count, isHexDigit(bytes[index + 1]), isHexDigit(bytes[index + 2]) else {
-                    throw RequestError(
-                        kind: .invalidPath,
+                    throw CourierError(kind: .invalidURL,
                         message: "the path \(target) has a `%` not followed by two hex digits"
                     )
                 }
@@ -125,8 +121,7 @@ struct RequestTarget: Equatable {
                 continue
             }
             guard PercentEncoding.isUnreserved(byte) || isPathDelimiter(byte) else {
-                throw RequestError(
-                    kind: .invalidPath,
+                throw CourierError(kind: .invalidURL,
                     message:
                         "the path \(target) has a character that must be percent-encoded (byte 0x\(String(byte, radix: 16)))"
                 )

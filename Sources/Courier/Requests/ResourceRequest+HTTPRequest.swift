@@ -13,35 +13,32 @@ extension ResourceRequest {
     /// - POST, PUT and PATCH: multipart data makes a `multipart/form-data` body whose first
     ///   fields are the parameters; otherwise a raw body is sent as it is, and otherwise the
     ///   parameters are encoded as JSON or form data.
-    /// - `Content-Type` comes from the body unless the headers set it; a multipart request
+    /// - `Content-Type` comes from the body unless the header fields set it; a multipart request
     ///   may not set it (the boundary is Courier's). `Content-Length` is the body's exact
     ///   length, known before sending, including for streamed files.
     ///
     /// - Returns: The request head and the body, `nil` when there is none.
-    /// - Throws: ``RequestError`` for bad input; see ``RequestError/Kind``.
+    /// - Throws: ``CourierError`` for bad input; see ``CourierError/Kind/Kind``.
     public func makeHTTPRequest() throws -> (request: HTTPRequest, body: RequestBody?) {
         let target = try RequestTarget(path)
-        var fields = try HeaderValidation.fields(from: headers)
+        var fields = try HeaderValidation.checked(headerFields)
         let encoder = QueryStringEncoder(format: queryStringFormat)
         var pathAndQuery = target.pathAndQuery
         var content: (body: RequestBody, contentType: String?)?
 
         if !multipartData.isEmpty {
             guard body == nil else {
-                throw RequestError(
-                    kind: .conflictingBody,
+                throw CourierError(kind: .conflictingBody,
                     message: "a request cannot have both a raw body and multipart data"
                 )
             }
             guard method.sendsParametersInBody else {
-                throw RequestError(
-                    kind: .bodyNotAllowed,
+                throw CourierError(kind: .bodyNotAllowed,
                     message: "a \(method.rawValue) request cannot carry multipart data"
                 )
             }
             guard fields[.contentType] == nil else {
-                throw RequestError(
-                    kind: .reservedHeader,
+                throw CourierError(kind: .reservedHeader,
                     message: "Content-Type of a multipart request is set by Courier with its boundary"
                 )
             }
@@ -50,7 +47,7 @@ extension ResourceRequest {
             content = (multipart.requestBody(), multipart.contentType)
         } else if let body {
             guard method.allowsBody else {
-                throw RequestError(kind: .bodyNotAllowed, message: "a \(method.rawValue) request cannot carry a body")
+                throw CourierError(kind: .bodyNotAllowed, message: "a \(method.rawValue) request cannot carry a body")
             }
             content = (try body.requestBody(), body.contentType)
         } else if method.sendsParametersInBody && !parameters.isEmpty {
@@ -77,7 +74,7 @@ extension ResourceRequest {
             fields[.contentType] = try HeaderValidation.checkedValue(contentType, name: "Content-Type")
         }
         let request = HTTPRequest(
-            method: method.httpMethod,
+            method: method,
             scheme: target.scheme,
             authority: target.authority,
             path: pathAndQuery,
@@ -87,10 +84,10 @@ extension ResourceRequest {
     }
 }
 
-extension ResourceBody {
+extension ResourceRequest.Body {
     /// The transport's body: the bytes, or the file streamed from disk.
     ///
-    /// - Throws: ``RequestError/unreadableFile`` when the file is missing or not regular.
+    /// - Throws: ``CourierError/Kind/unreadableFile`` when the file is missing or not regular.
     func requestBody() throws -> RequestBody {
         switch content {
         case .data(let data):
@@ -100,7 +97,7 @@ extension ResourceBody {
             do {
                 return try .file(atPath: path)
             } catch {
-                throw RequestError(kind: .unreadableFile, message: "\(path) cannot be read: \(error)")
+                throw CourierError(kind: .unreadableFile, message: "\(path) cannot be read: \(error)")
             }
         }
     }

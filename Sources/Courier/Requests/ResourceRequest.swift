@@ -1,50 +1,55 @@
-/// A request for a resource: path, method, parameters, body or multipart data, and headers.
+public import HTTPTypes
+
+/// A request for a resource: path, method, parameters, body or multipart data, and header fields.
 ///
-/// A resource request is an immutable value. Build it with this initializer, change a copy
-/// through ``MutableResourceRequest``, or chain a ``ResourceRequestBuilder``: all three make
-/// the same value, and equal values send the same request (only a multipart boundary is
-/// drawn anew for each translation).
+/// A resource request is a value: build it with the initializer, change a copy through its
+/// properties, and send it. The method and header fields are swift-http-types' own
+/// `HTTPRequest.Method` and `HTTPFields`, and ``makeHTTPRequest()`` produces the
+/// `HTTPRequest` a ``Session`` sends, so there is one model of a request throughout Courier.
 ///
 /// ```swift
-/// let request = ResourceRequest(path: "/api/users", parameters: ["name": "Ada", "page": 2])
+/// var request = ResourceRequest(path: "/api/users", parameters: ["name": "Ada", "page": 2])
+/// request.headerFields[.accept] = "application/json"
 /// let response = try await session.send(request).validate()
 /// let users = try response.decode([User].self)
 /// ```
 ///
 /// ### Where parameters go
 ///
-/// - GET, HEAD and DELETE: in the query string, formatted by ``queryStringFormat`` and
-///   appended to any query already in ``path``.
-/// - POST, PUT and PATCH: in the body, as JSON (the default) or form URL-encoded
-///   (``parametersEncoding``); with ``multipartData``, as text fields before the parts.
-/// - A raw ``body`` replaces the parameters of a POST, PUT or PATCH: they are not sent.
+/// - GET, HEAD, DELETE, OPTIONS and TRACE: in the query string, formatted by
+///   ``queryStringFormat`` and appended to any query already in ``path``.
+/// - Every other method (POST, PUT, PATCH, and custom methods such as `PROPFIND`): in the body,
+///   as JSON (the default) or form URL-encoded (``parametersEncoding``); with
+///   ``multipartData``, as text fields before the parts.
+/// - A raw ``body`` replaces the parameters in the body: they are not sent.
 ///
 /// ### What Courier refuses
 ///
-/// ``makeHTTPRequest()`` checks everything before a byte is sent and throws
-/// ``RequestError``: an invalid path, a header with CR, LF or NUL, a header Courier owns
-/// (User-Agent, Authorization, Host, Content-Length, Transfer-Encoding), a NaN parameter,
-/// a body on GET or HEAD, a file that does not exist.
+/// ``makeHTTPRequest()`` checks everything before a byte is sent and throws ``CourierError``:
+/// an invalid path (``CourierError/Kind/invalidURL``), a header field Courier owns
+/// (User-Agent, Authorization, Host, Content-Length, Transfer-Encoding:
+/// ``CourierError/Kind/reservedHeader``), a NaN parameter, a body on GET or HEAD, a file that
+/// does not exist.
 public struct ResourceRequest: Sendable, Hashable {
     /// The path, relative to ``Session/Configuration/baseURL`` (`"/api/users"` or
     /// `"api/users"`), or an absolute `http`/`https` URL. It may hold a query; it must be
     /// percent-encoded and must not hold a fragment or credentials.
-    public let path: String
-    /// The method.
-    public let method: Method
+    public var path: String
+    /// The method: any method, including custom ones.
+    public var method: HTTPRequest.Method
     /// The parameters; see "Where parameters go".
-    public let parameters: [String: ParameterValue]
-    /// How parameters are written into a POST, PUT or PATCH body.
-    public let parametersEncoding: ParameterEncoding
+    public var parameters: [String: ParameterValue]
+    /// How parameters are written into a body.
+    public var parametersEncoding: ResourceRequest.ParameterEncoding
     /// How parameters are written into a query string or a form body.
-    public let queryStringFormat: QueryStringFormat
+    public var queryStringFormat: ResourceRequest.QueryStringFormat
     /// The raw body; it replaces parameters in the body.
-    public let body: ResourceBody?
+    public var body: Body?
     /// The parts of a `multipart/form-data` body; empty for none.
-    public let multipartData: [MultipartPart]
+    public var multipartData: [MultipartPart]
     /// Additional header fields. Courier owns User-Agent, Authorization, Host,
     /// Content-Length and Transfer-Encoding; a request that sets one is refused.
-    public let headers: [String: String]
+    public var headerFields: HTTPFields
 
     /// Creates a request.
     ///
@@ -56,16 +61,16 @@ public struct ResourceRequest: Sendable, Hashable {
     ///   - queryStringFormat: How parameters are written into a query or form.
     ///   - body: The raw body.
     ///   - multipartData: The parts of a multipart body.
-    ///   - headers: Additional header fields.
+    ///   - headerFields: Additional header fields.
     public init(
         path: String,
-        method: Method = .get,
+        method: HTTPRequest.Method = .get,
         parameters: [String: ParameterValue] = [:],
-        parametersEncoding: ParameterEncoding = .json,
-        queryStringFormat: QueryStringFormat = QueryStringFormat(),
-        body: ResourceBody? = nil,
+        parametersEncoding: ResourceRequest.ParameterEncoding = .json,
+        queryStringFormat: ResourceRequest.QueryStringFormat = ResourceRequest.QueryStringFormat(),
+        body: Body? = nil,
         multipartData: [MultipartPart] = [],
-        headers: [String: String] = [:]
+        headerFields: HTTPFields = [:]
     ) {
         self.path = path
         self.method = method
@@ -74,27 +79,25 @@ public struct ResourceRequest: Sendable, Hashable {
         self.queryStringFormat = queryStringFormat
         self.body = body
         self.multipartData = multipartData
-        self.headers = headers
-    }
-
-    /// Creates a request with the current values of a mutable request.
-    ///
-    /// - Parameter request: The mutable request.
-    public init(_ request: MutableResourceRequest) {
-        self.init(
-            path: request.path,
-            method: request.method,
-            parameters: request.parameters,
-            parametersEncoding: request.parametersEncoding,
-            queryStringFormat: request.queryStringFormat,
-            body: request.body,
-            multipartData: request.multipartData,
-            headers: request.headers
-        )
+        self.headerFields = headerFields
     }
 
     /// The method and the path without query, for errors, logs and analytics.
-    public var endpoint: ResourceEndpoint {
-        ResourceEndpoint(method: method, target: path)
+    var endpoint: ResponseEndpoint {
+        ResponseEndpoint(method: method, target: path)
     }
+}
+
+extension HTTPRequest.Method {
+    /// Whether a resource request sends its parameters in the body rather than the query:
+    /// every method but GET, HEAD, DELETE, OPTIONS and TRACE.
+    var sendsParametersInBody: Bool {
+        switch self {
+        case .get, .head, .delete, .options, .trace: false
+        default: true
+        }
+    }
+
+    /// Whether a request with this method may carry a body at all (not GET, HEAD or TRACE).
+    var allowsBody: Bool { self != .get && self != .head && self != .trace }
 }

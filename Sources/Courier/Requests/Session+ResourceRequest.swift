@@ -1,3 +1,4 @@
+import HTTPTypes
 public import Logging
 
 extension Session {
@@ -5,8 +6,7 @@ extension Session {
     ///
     /// The request is translated by ``ResourceRequest/makeHTTPRequest()`` first, so bad
     /// input throws before anything is sent. Any status is a response: call
-    /// ``ResourceResponse/validate(acceptableStatusCodes:)`` to turn an unaccepted status into
-    /// a ``ResourceError``.
+    /// ``Response/validate(acceptableStatusCodes:)`` to turn an unaccepted status into an error.
     ///
     /// ```swift
     /// let response = try await session.send(ResourceRequest(path: "/api/users", parameters: ["page": 2]))
@@ -16,13 +16,12 @@ extension Session {
     ///   - resource: The request.
     ///   - logger: Where middleware logs for this request; nothing is logged by default.
     /// - Returns: The response.
-    /// - Throws: ``RequestError`` for bad input, ``SessionError`` when the session refuses
-    ///   the request, ``TransportError`` when the transfer fails, `CancellationError` when
-    ///   cancelled.
-    public nonisolated func send(_ resource: ResourceRequest, logger: Logger? = nil) async throws -> ResourceResponse {
-        let (request, body) = try resource.makeHTTPRequest()
-        let response = try await send(request, body: body, logger: logger)
-        return ResourceResponse(response, endpoint: resource.endpoint)
+    /// - Throws: ``CourierError`` for bad input, a refused request or a failed transfer;
+    ///   `CancellationError` when cancelled.
+    public nonisolated func send(_ resource: ResourceRequest, logger: Logger? = nil) async throws -> Response {
+        let translated: (request: HTTPRequest, body: RequestBody?)
+        do { translated = try resource.makeHTTPRequest() } catch { throw tagged(error) }
+        return try await send(translated.request, body: translated.body, endpoint: resource.endpoint, logger: logger)
     }
 
     /// Starts an observable task for a resource request.
@@ -31,9 +30,10 @@ extension Session {
     ///   - resource: The request.
     ///   - logger: Where middleware logs for this request.
     /// - Returns: The running task; its ``NetworkTask/response`` is the HTTP response.
-    /// - Throws: ``RequestError`` for bad input, before a task is made.
+    /// - Throws: ``CourierError`` for bad input, before a task is made.
     public nonisolated func task(for resource: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
-        let (request, body) = try resource.makeHTTPRequest()
-        return task(for: request, body: body, logger: logger)
+        let translated: (request: HTTPRequest, body: RequestBody?)
+        do { translated = try resource.makeHTTPRequest() } catch { throw tagged(error) }
+        return task(for: translated.request, body: translated.body, logger: logger)
     }
 }

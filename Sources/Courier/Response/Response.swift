@@ -3,9 +3,20 @@ public import HTTPTypes
 
 /// A response: status, header fields, body and the transfer's metrics.
 ///
-/// ``Session/send(_:body:logger:)`` returns a response whose body is already in memory
-/// (``data``); ``Session/stream(_:body:logger:)`` returns as soon as the head arrives and the body
-/// is consumed as an async sequence of chunks through ``body``.
+/// Every way of sending returns this one type: ``Session/send(_:body:logger:)`` with the body
+/// already in memory (``data``), ``Session/stream(_:body:logger:)`` as soon as the head
+/// arrives, with the body consumed as an async sequence of chunks through ``body``, and the
+/// clients of secured resource access.
+///
+/// Courier never maps a payload on its own: any status is a response, the body is handed
+/// over as bytes, and the caller decides what to decode and whether a status is an error.
+///
+/// ```swift
+/// let response = try await session.send(ResourceRequest(path: "/api/users/42"))
+/// guard response.isSuccessful else { ... }
+/// let user = try response.decode(User.self)
+/// // or: let user = try response.validate().decode(User.self)
+/// ```
 public struct Response: Sendable {
     /// The status and header fields.
     public var head: HTTPResponse
@@ -15,18 +26,28 @@ public struct Response: Sendable {
     ///
     /// For a streamed body the metrics describe the transfer up to the response head.
     public var metrics: TransferMetrics?
+    /// What the request addressed (method and path without query), set by the session.
+    var endpoint: ResponseEndpoint?
 
-    /// Creates a response.
+    /// Creates a response, as a transport, a middleware or a test double would.
+    ///
+    /// - Parameters:
+    ///   - head: The status and header fields.
+    ///   - body: The body; empty by default.
+    ///   - metrics: The transfer's metrics.
     public init(head: HTTPResponse, body: ResponseBody = ResponseBody(), metrics: TransferMetrics? = nil) {
         self.head = head
         self.body = body
         self.metrics = metrics
     }
 
-    /// The status code and reason.
+    /// The status code and reason phrase.
     public var status: HTTPResponse.Status { head.status }
 
-    /// The header fields; lookups are case-insensitive.
+    /// The status code.
+    public var statusCode: Int { head.status.code }
+
+    /// The header fields; lookups by `HTTPField.Name` or ``subscript(header:)`` ignore case.
     public var headerFields: HTTPFields { head.headerFields }
 
     /// Whether the status is in 200–299.
@@ -34,4 +55,18 @@ public struct Response: Sendable {
 
     /// The buffered body bytes; empty for a streamed body (iterate ``body`` instead).
     public var data: Data { body.bufferedData ?? Data() }
+
+    /// The values of a header field joined with `, `, or `nil` when it is absent or the name
+    /// is not a valid field name; the name's case does not matter.
+    ///
+    /// - Parameter name: The field name, such as `"content-type"`.
+    public subscript(header name: String) -> String? {
+        guard let name = HTTPField.Name(name) else { return nil }
+        return head.headerFields[name]
+    }
+
+    /// The media type and its parameters from `Content-Type`.
+    public var contentType: MediaType? {
+        head.headerFields[.contentType].flatMap(MediaType.init(parsing:))
+    }
 }

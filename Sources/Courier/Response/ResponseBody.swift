@@ -37,7 +37,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
     /// Collects the whole body.
     ///
     /// - Parameter maximumBytes: The most bytes to accept.
-    /// - Throws: ``TransportError/responseTooLarge`` when the body is longer, or the
+    /// - Throws: ``CourierError/Kind/responseTooLarge`` when the body is longer, or the
     ///   transfer's error.
     public func collect(upTo maximumBytes: Int) async throws -> Data {
         switch storage {
@@ -57,8 +57,8 @@ public struct ResponseBody: AsyncSequence, Sendable {
         }
     }
 
-    private static func tooLarge(_ limit: Int) -> TransportError {
-        TransportError(kind: .responseTooLarge, message: "the response body exceeds \(limit) bytes")
+    private static func tooLarge(_ limit: Int) -> CourierError {
+        CourierError(kind: .responseTooLarge, message: "the response body exceeds \(limit) bytes")
     }
 
     /// Creates the iterator.

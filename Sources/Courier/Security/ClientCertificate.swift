@@ -4,7 +4,7 @@
 /// Both files are PEM. The certificate file may continue with the certificate's chain.
 /// The key may be encrypted; give its password. The files are read once, when the
 /// ``SecurityConfiguration`` is made: a missing file, a wrong password or a key that does
-/// not belong to the certificate is a ``SecurityError`` then, not at the first request.
+/// not belong to the certificate is a ``CourierError`` then, not at the first request.
 ///
 /// ```swift
 /// let identity = ClientCertificate(certificateFile: "/etc/myapp/client.pem",

@@ -12,20 +12,23 @@ internal import CCurlShim
 /// transports' loop threads, and OpenSSL's certificate stores are thread-safe.
 final class CompiledTrust: @unchecked Sendable {
     let policies: [TrustPolicy]
-    private let exact: [String: Int]
-    private let wildcards: [(suffix: String, index: Int)]
+    private let exact: [String: [Int]]
+    private let wildcards: [Int]
     private let handles: [OpaquePointer]
 
     init(policies: [TrustPolicy]) throws {
-        var exact: [String: Int] = [:]
-        var wildcards: [(suffix: String, index: Int)] = []
+        var exact: [String: [Int]] = [:]
+        var wildcards: [Int] = []
         for (index, policy) in policies.enumerated() {
-            if let suffix = policy.pattern.wildcardSuffix {
-                guard !wildcards.contains(where: { $0.suffix == suffix }) else { throw Self.duplicate(policy.host) }
-                wildcards.append((suffix, index))
+            let twin = { (other: Int) in policies[other].port == policy.port }
+            if policy.pattern.wildcardSuffix != nil {
+                guard !wildcards.contains(where: { policies[$0].pattern == policy.pattern && twin($0) }) else {
+                    throw Self.duplicate(policy)
+                }
+                wildcards.append(index)
             } else {
-                guard exact[policy.host] == nil else { throw Self.duplicate(policy.host) }
-                exact[policy.host] = index
+                guard !(exact[policy.host] ?? []).contains(where: twin) else { throw Self.duplicate(policy) }
+                exact[policy.host, default: []].append(index)
             }
         }
         var handles: [OpaquePointer] = []
@@ -47,34 +50,49 @@ final class CompiledTrust: @unchecked Sendable {
         for handle in handles { ccourier_tls_policy_free(handle) }
     }
 
-    /// The index of the policy for a normal host name: an exact host first, then a wildcard.
-    func index(forHost host: String) -> Int? {
-        if let index = exact[host] { return index }
-        for wildcard in wildcards where policies[wildcard.index].pattern.matches(host) { return wildcard.index }
-        return nil
+    /// The index of the policy for a normal host name and the port a connection goes to:
+    /// an exact host before a wildcard, and, for each, a policy naming the port before one
+    /// for every port. A policy that names another port does not apply.
+    func index(forHost host: String, port: Int?) -> Int? {
+        func best(_ candidates: some Sequence<Int>) -> Int? {
+            var anyPort: Int?
+            for index in candidates {
+                switch policies[index].port {
+                case nil where anyPort == nil: anyPort = index
+                case let policyPort? where policyPort == port: return index
+                default: continue
+                }
+            }
+            return anyPort
+        }
+        if let candidates = exact[host], let index = best(candidates) { return index }
+        return best(wildcards.lazy.filter { self.policies[$0].pattern.matches(host) })
     }
 
-    /// The policy for a normal host name.
-    func policy(forHost host: String) -> TrustPolicy? {
-        index(forHost: host).map { policies[$0] }
+    /// The policy for a normal host name and port.
+    func policy(forHost host: String, port: Int?) -> TrustPolicy? {
+        index(forHost: host, port: port).map { policies[$0] }
     }
 
-    /// The compiled policy for a normal host name, for the TLS verify hook; `nil` when the
-    /// host has no policy (the hook then refuses every chain).
-    func handle(forHost host: String) -> OpaquePointer? {
-        index(forHost: host).map { handles[$0] }
+    /// The compiled policy for a normal host name and port, for the TLS verify hook; `nil`
+    /// when the host has no policy (the hook then refuses every chain).
+    func handle(forHost host: String, port: Int?) -> OpaquePointer? {
+        index(forHost: host, port: port).map { handles[$0] }
     }
 
-    private static func duplicate(_ host: String) -> SecurityError {
-        .invalidConfiguration("two trust policies have the host pattern \(host); give each pattern once", host: host)
+    private static func duplicate(_ policy: TrustPolicy) -> CourierError {
+        .invalidConfiguration(
+            "two trust policies are for \(policy.authorityDescription); give each host pattern and port once",
+            host: policy.host
+        )
     }
 
     private static func compile(_ policy: TrustPolicy) throws -> OpaquePointer {
         guard let handle = ccourier_tls_policy_create() else {
-            throw SecurityError.invalidConfiguration("out of memory compiling the trust policy for \(policy.host)")
+            throw CourierError.invalidConfiguration("out of memory compiling the trust policy for \(policy.host)")
         }
         var error = [CChar](repeating: 0, count: 512)
-        func failure(_ what: String) -> SecurityError {
+        func failure(_ what: String) -> CourierError {
             ccourier_tls_policy_free(handle)
             let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             return .invalidConfiguration("\(what) for \(policy.host): \(reason)", host: policy.host)

@@ -11,12 +11,12 @@ struct HostPattern: Sendable, Hashable {
 
     /// Parses and checks a pattern.
     ///
-    /// - Throws: ``SecurityError/Kind/invalidConfiguration`` for an empty pattern, a `*`
+    /// - Throws: ``CourierError/Kind/invalidConfiguration`` for an empty pattern, a `*`
     ///   anywhere but as the whole first label, a wildcard over fewer than two labels
     ///   (`*.com`), or a character that cannot be in a host name.
     init(_ pattern: String) throws {
-        let text = HostName.normalized(pattern.trimmingWhitespace())
-        func invalid(_ why: String) -> SecurityError {
+        let text = Authority.normalizedHost(pattern.trimmingWhitespace())
+        func invalid(_ why: String) -> CourierError {
             .invalidConfiguration("\(pattern.debugDescription) is not a host pattern: \(why)")
         }
         guard !text.isEmpty else { throw invalid("it is empty") }

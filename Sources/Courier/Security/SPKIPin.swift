@@ -31,12 +31,12 @@ public struct SPKIPin: Sendable, Hashable, CustomStringConvertible {
     /// Creates a pin from its textual form.
     ///
     /// - Parameter text: `sha256//` followed by the base64 digest, or the base64 digest alone.
-    /// - Throws: ``SecurityError/Kind/invalidConfiguration`` when the text is not the base64
+    /// - Throws: ``CourierError/Kind/invalidConfiguration`` when the text is not the base64
     ///   of 32 bytes.
     public init(_ text: String) throws {
         let base64 = text.hasPrefix(Self.prefix) ? String(text.dropFirst(Self.prefix.count)) : text
         guard let data = Data(base64Encoded: base64), data.count == 32 else {
-            throw SecurityError.invalidConfiguration(
+            throw CourierError.invalidConfiguration(
                 "\(text.debugDescription) is not an SPKI pin: expected sha256// and the base64 of a 32-byte SHA-256 digest"
             )
         }
@@ -46,11 +46,11 @@ public struct SPKIPin: Sendable, Hashable, CustomStringConvertible {
     /// Creates a pin from the 32 bytes of a SHA-256 digest.
     ///
     /// - Parameter digest: The digest of a DER `SubjectPublicKeyInfo`.
-    /// - Throws: ``SecurityError/Kind/invalidConfiguration`` unless there are 32 bytes.
+    /// - Throws: ``CourierError/Kind/invalidConfiguration`` unless there are 32 bytes.
     public init(sha256 digest: some Sequence<UInt8>) throws {
         let bytes = Array(digest)
         guard bytes.count == 32 else {
-            throw SecurityError.invalidConfiguration("an SPKI SHA-256 pin has 32 bytes, not \(bytes.count)")
+            throw CourierError.invalidConfiguration("an SPKI SHA-256 pin has 32 bytes, not \(bytes.count)")
         }
         self.sha256 = bytes
     }
@@ -58,7 +58,7 @@ public struct SPKIPin: Sendable, Hashable, CustomStringConvertible {
     /// The pin of the first certificate in a PEM or DER file (for a chain file, the leaf).
     ///
     /// - Parameter path: A PEM file (one certificate or a chain) or a DER certificate.
-    /// - Throws: ``SecurityError/Kind/invalidConfiguration`` when the file cannot be read or
+    /// - Throws: ``CourierError/Kind/invalidConfiguration`` when the file cannot be read or
     ///   holds no certificate.
     public init(certificateFile path: String) throws {
         self = try Self.pins(fromCertificateFile: path)[0]
@@ -71,7 +71,7 @@ public struct SPKIPin: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Parameter path: A PEM or DER certificate file.
     /// - Returns: At least one pin.
-    /// - Throws: ``SecurityError/Kind/invalidConfiguration`` when the file cannot be read or
+    /// - Throws: ``CourierError/Kind/invalidConfiguration`` when the file cannot be read or
     ///   holds no certificate.
     public static func pins(fromCertificateFile path: String) throws -> [SPKIPin] {
         let capacity = 64
@@ -82,7 +82,7 @@ public struct SPKIPin: Sendable, Hashable, CustomStringConvertible {
             ccourier_spki_sha256_from_file(path, digests.baseAddress!, capacity, &count, &error, error.count)
         }
         guard ok == 1 else {
-            throw SecurityError.invalidConfiguration(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw CourierError.invalidConfiguration(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         return try (0..<count).map { index in try SPKIPin(sha256: digests[(index * 32)..<(index * 32 + 32)]) }
     }

@@ -1,66 +1,82 @@
 import HTTPTypes
 
 extension SecurityConfiguration {
-    /// The checks ``Session`` runs on every resolved request before the middleware chain:
+    /// The checks a ``Session`` runs on every resolved request before the middleware chain:
     /// nothing has been sent when one throws.
     ///
-    /// On every session: no CR, LF or NUL in the scheme, authority, path or a header value
+    /// On every transport: no CR, LF or NUL in the scheme, authority, path or a header value
     /// (swift-http-types already turns them into spaces in field values; this also guards
     /// the path and authority, which it does not check).
     ///
-    /// On a secured session, additionally: Courier owns `Authorization` (and `User-Agent`,
-    /// checked by the session for every request); the request is HTTPS to a host with a
-    /// policy and without user information; the transport enforces this configuration;
-    /// and, when detection is on, no debugger is attached.
+    /// On a secured transport, additionally: Courier owns `Authorization` (and `User-Agent`,
+    /// checked by the session for every request); the request passes the credential gate
+    /// (``checkCredentialTarget(_:)``); and, when detection is on, no debugger is attached.
     ///
-    /// - Parameters:
-    ///   - request: The resolved request, with the session's default fields merged in.
-    ///   - transport: The session's transport.
-    func screen(_ request: HTTPRequest, transport: any Transport) throws {
+    /// - Parameter request: The resolved request, with the session's default fields merged in.
+    func screen(_ request: HTTPRequest) throws {
         try Self.rejectControlCharacters(in: request)
-        guard isSecured, let compiled else { return }
+        guard isSecured else { return }
         if request.headerFields[.authorization] != nil {
-            throw SessionError.invalidHeader(
-                "Authorization is owned by Courier on a secured session: the user and device clients attach tokens; "
+            throw CourierError.reservedHeader(
+                "Authorization is owned by Courier on a secured transport: the user and device clients attach tokens; "
                     + "remove it from the request and from the default header fields"
             )
         }
-        guard let authority = request.authority, let host = HostName.host(ofAuthority: authority) else {
-            throw SessionError.invalidURL("the request has no host")
-        }
-        guard request.scheme?.lowercased() == "https" else {
-            throw SecurityError(
-                kind: .insecureScheme,
-                message: "a secured session sends only HTTPS; the request to \(host) is \(request.scheme ?? "schemeless"), "
-                    + "and nothing was sent",
-                host: host
-            )
-        }
-        guard !authority.contains("@") else {
-            throw SessionError.invalidURL(
-                "credentials in a URL are not allowed on a secured session; Courier sends credentials itself"
-            )
-        }
-        guard compiled.index(forHost: host) != nil else { throw SecurityError.untrustedHost(host) }
-        guard let enforcing = transport as? any TrustEnforcingTransport, enforcing.enforces(self) else {
-            throw SecurityError(
-                kind: .trustNotEnforced,
-                message: "the session is secured, but its transport (\(type(of: transport))) does not enforce the session's "
-                    + "trust policies; let the session create its transport, or give a CurlTransport whose "
-                    + "configuration has `security` set to the session's; nothing was sent",
-                host: host
-            )
-        }
+        try checkCredentialTarget(request)
         if detectsDebugger { try DebuggerDetection.check() }
     }
 
-    /// Throws ``SessionError`` when the scheme, authority, path or a header value holds CR,
-    /// LF or NUL: they would let a caller inject header lines or split the request.
+    /// The credential gate: throws unless a credential — a token, a cookie, a client secret —
+    /// may go with a request. The session's screen and every middleware that attaches a
+    /// credential call it, for the request as it will be sent (absolute, resolved).
+    ///
+    /// A credential goes only through a secured configuration, over HTTPS, to an authority
+    /// without user information whose host and port have a ``TrustPolicy``.
+    ///
+    /// - Parameter request: An absolute request.
+    /// - Throws: ``CourierError/Kind/untrustedHost`` on an unpinned configuration or for a
+    ///   host without a policy, ``CourierError/Kind/insecureScheme`` for a request that is
+    ///   not HTTPS, ``CourierError/Kind/invalidURL`` for a request without a host or with
+    ///   user information in its authority.
+    func checkCredentialTarget(_ request: HTTPRequest) throws {
+        guard let authority = request.authority, let parsed = try? Authority(authority) else {
+            throw CourierError.invalidURL("the request has no valid host; credentials go only to trusted hosts")
+        }
+        let host = parsed.host
+        guard isSecured, let compiled else {
+            throw CourierError(
+                kind: .untrustedHost,
+                message: "credentials go only through a secured transport (SecurityConfiguration.secured); "
+                    + "this one is unpinned, so nothing may be attached for \(host)",
+                host: host
+            )
+        }
+        guard request.scheme?.lowercased() == "https" else {
+            throw CourierError(
+                kind: .insecureScheme,
+                message: "a secured transport sends only HTTPS; the request to \(host) is "
+                    + "\(request.scheme ?? "schemeless"), and nothing was sent",
+                host: host
+            )
+        }
+        guard !parsed.hasUserInfo else {
+            throw CourierError.invalidURL(
+                "credentials in a URL are not allowed on a secured transport; Courier sends credentials itself"
+            )
+        }
+        guard compiled.index(forHost: host, port: parsed.port(defaultFor: "https")) != nil else {
+            throw CourierError.untrustedHost(parsed.port.map { "\(host):\($0)" } ?? host)
+        }
+    }
+
+    /// Throws ``CourierError/Kind/invalidURL`` or ``CourierError/Kind/invalidHeader`` when the
+    /// scheme, authority, path or a header value holds CR, LF or NUL: they would let a caller
+    /// inject header lines or split the request.
     static func rejectControlCharacters(in request: HTTPRequest) throws {
         func isForbidden(_ byte: UInt8) -> Bool { byte == 0x0D || byte == 0x0A || byte == 0 }
         func check(_ text: String?, _ part: @autoclosure () -> String) throws {
             if let text, text.utf8.contains(where: isForbidden) {
-                throw SessionError.invalidURL("the \(part()) of the request contains CR, LF or NUL")
+                throw CourierError.invalidURL("the \(part()) of the request contains CR, LF or NUL")
             }
         }
         // Checked one by one: no array of parts is built on every request.
@@ -68,7 +84,7 @@ extension SecurityConfiguration {
         try check(request.authority, "authority")
         try check(request.scheme, "scheme")
         for field in request.headerFields where field.value.utf8.contains(where: isForbidden) {
-            throw SessionError.invalidHeader("the value of header \(field.name) contains CR, LF or NUL")
+            throw CourierError.invalidHeader("the value of header \(field.name) contains CR, LF or NUL")
         }
     }
 }

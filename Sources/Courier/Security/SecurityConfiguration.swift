@@ -1,7 +1,9 @@
-/// Whether a session is secured — every request pinned, to trusted hosts only — or plain.
+/// Whether a transport is secured — every connection pinned, to trusted hosts only — or plain.
 ///
-/// A **secured** configuration is what secured resource access runs on: the user and
-/// device clients require one, and only a secured session may carry credentials.
+/// Trust is configured in one place: the transport that makes the connections
+/// (``CurlTransport/Configuration/security``). Every ``Session`` and every client on that
+/// transport enforces it. A **secured** configuration is what secured resource access runs
+/// on, and only a secured transport ever carries a credential.
 ///
 /// ```swift
 /// let security = try SecurityConfiguration.secured(
@@ -11,16 +13,18 @@
 ///     ],
 ///     detectsDebugger: true
 /// )
-/// let session = Session(configuration: .init(baseURL: URL(string: "https://api.example.com")!, security: security))
+/// let transport = CurlTransport(configuration: .init(security: security))
+/// let session = Session(configuration: .init(baseURL: URL(string: "https://api.example.com")!), transport: transport)
 /// ```
 ///
-/// On a secured session, before anything is sent, a request is refused when:
-/// - it is not HTTPS (``SecurityError/Kind/insecureScheme``);
-/// - its host, given as the base URL or as an absolute URL, has no ``TrustPolicy``
-///   (``SecurityError/Kind/untrustedHost``);
+/// On a secured transport, before anything is sent, a request is refused when:
+/// - it is not HTTPS (``CourierError/Kind/insecureScheme``);
+/// - its host and port, given as the base URL or as an absolute URL, have no ``TrustPolicy``
+///   (``CourierError/Kind/untrustedHost``), or its authority holds user information
+///   (``CourierError/Kind/invalidURL``);
 /// - the caller set `Authorization` or `User-Agent`, which Courier owns
-///   (``SessionError/Kind/invalidHeader``);
-/// - debugger detection is on and a tracer is attached (``SecurityError/Kind/debuggerAttached``).
+///   (``CourierError/Kind/reservedHeader``);
+/// - debugger detection is on and a tracer is attached (``CourierError/Kind/debuggerAttached``).
 ///
 /// Every TLS connection is then checked against the policy of the host it goes to, also
 /// after a redirect: hosts without a policy are refused in the handshake, pins are matched
@@ -30,14 +34,22 @@
 ///
 /// ``unpinned`` is the plain configuration: TLS is verified against the system's CA store
 /// (or the transport's bundle), nothing is pinned, any host may be reached, and no
-/// credential may be attached (``mayAttachCredentials(to:)`` is always `false`).
+/// credential is ever attached.
 public struct SecurityConfiguration: Sendable, Hashable, CustomStringConvertible {
+    /// The lowest TLS version a connection may use.
+    public enum TLSVersion: Sendable, Hashable {
+        /// TLS 1.2.
+        case v1_2
+        /// TLS 1.3.
+        case v1_3
+    }
+
     /// Whether the configuration is secured.
     public let isSecured: Bool
     /// The trusted hosts and how each is pinned; empty for ``unpinned``.
     public let trustPolicies: [TrustPolicy]
     /// The lowest TLS version of a secured connection: 1.2 by default, 1.3 selectable.
-    public let minimumTLSVersion: CurlTransport.Configuration.TLSVersion
+    public let minimumTLSVersion: TLSVersion
     /// Whether a secured request is refused while a debugger or tracer is attached.
     public let detectsDebugger: Bool
 
@@ -46,7 +58,7 @@ public struct SecurityConfiguration: Sendable, Hashable, CustomStringConvertible
 
     private init(
         isSecured: Bool,
-        minimumTLSVersion: CurlTransport.Configuration.TLSVersion,
+        minimumTLSVersion: TLSVersion,
         detectsDebugger: Bool,
         compiled: CompiledTrust?
     ) {
@@ -67,17 +79,17 @@ public struct SecurityConfiguration: Sendable, Hashable, CustomStringConvertible
     ///   - detectsDebugger: Whether to refuse requests while a debugger is attached
     ///     (Linux: a non-zero `TracerPid` in `/proc/self/status`). Off by default.
     /// - Returns: The configuration.
-    /// - Throws: ``SecurityError/Kind/invalidConfiguration`` for an empty trust set, a host
+    /// - Throws: ``CourierError/Kind/invalidConfiguration`` for an empty trust set, a host
     ///   pattern given twice, an unreadable CA bundle or client certificate, or a wrong key
-    ///   password; ``SecurityError/Kind/unsupportedTLSBackend`` when libcurl does not use
+    ///   password; ``CourierError/Kind/unsupportedTLSBackend`` when libcurl does not use
     ///   OpenSSL, so pins could not be enforced.
     public static func secured(
         trust: [TrustPolicy],
-        minimumTLSVersion: CurlTransport.Configuration.TLSVersion = .v1_2,
+        minimumTLSVersion: TLSVersion = .v1_2,
         detectsDebugger: Bool = false
     ) throws -> SecurityConfiguration {
         guard !trust.isEmpty else {
-            throw SecurityError.invalidConfiguration("a secured configuration needs at least one TrustPolicy")
+            throw CourierError.invalidConfiguration("a secured configuration needs at least one TrustPolicy")
         }
         try TLSBackend.check()
         return SecurityConfiguration(
@@ -99,14 +111,17 @@ public struct SecurityConfiguration: Sendable, Hashable, CustomStringConvertible
         compiled: nil
     )
 
-    /// The policy that applies to a host, or `nil` when the host is not trusted.
+    /// The policy that applies to a host and port, or `nil` when they are not trusted.
     ///
-    /// An exact host wins over a wildcard.
+    /// An exact host wins over a wildcard, and a policy that names the port over one for
+    /// every port.
     ///
-    /// - Parameter host: A host name or IP address.
+    /// - Parameters:
+    ///   - host: A host name or IP address.
+    ///   - port: The port a connection goes to (443 by default).
     /// - Returns: The policy.
-    public func trustPolicy(forHost host: String) -> TrustPolicy? {
-        compiled?.policy(forHost: HostName.normalized(host))
+    public func trustPolicy(forHost host: String, port: Int = 443) -> TrustPolicy? {
+        compiled?.policy(forHost: Authority.normalizedHost(host), port: port)
     }
 
     /// Configurations are equal when they are both unpinned, or secured with the same

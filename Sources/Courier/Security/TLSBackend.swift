@@ -9,7 +9,7 @@ internal import CCurlShim
 /// fails before it connects (fail closed: a pinned host is never reached unpinned).
 enum TLSBackend {
     /// `nil` when the backend can enforce pins, otherwise why not.
-    static let unsupportedReason: SecurityError? = {
+    static let unsupportedReason: CourierError? = {
         CurlMultiLoop.globalInit
         var curlBackend: UnsafePointer<CChar>?
         var linked: UnsafePointer<CChar>?
@@ -17,14 +17,13 @@ enum TLSBackend {
         guard ok != 1 else { return nil }
         let backend = curlBackend.map { String(cString: $0) } ?? "none"
         let openSSL = linked.map { String(cString: $0) } ?? "unknown"
-        return SecurityError(
-            kind: .unsupportedTLSBackend,
+        return CourierError(kind: .unsupportedTLSBackend,
             message: "libcurl's TLS backend is \(backend), but pinning needs OpenSSL of the version Courier links "
                 + "(\(openSSL)); install libcurl4-openssl-dev. Secured requests are refused rather than sent unpinned"
         )
     }()
 
-    /// Throws ``SecurityError/Kind/unsupportedTLSBackend`` unless pins can be enforced.
+    /// Throws ``CourierError/Kind/unsupportedTLSBackend`` unless pins can be enforced.
     static func check() throws {
         if let unsupportedReason { throw unsupportedReason }
     }

@@ -21,12 +21,23 @@
 /// let cdn = try TrustPolicy(host: "*.cdn.example.com", pinnedCertificateAuthorities: "/etc/myapp/roots.pem")
 /// ```
 ///
+/// A policy without a ``port`` covers every port of its host; one that names a port covers
+/// that port only, and wins over a portless policy of the same host. Give each listener its
+/// own policy when their keys differ, so that a backup pin meant for one is not trusted on
+/// the others:
+///
+/// ```swift
+/// let admin = try TrustPolicy(host: "api.example.com", port: 8443, pins: [adminPin, adminBackupPin])
+/// ```
+///
 /// Give a ``clientCertificate`` to authenticate with mutual TLS to these hosts; it is
 /// presented to these hosts only, never to another host a redirect leads to.
 public struct TrustPolicy: Sendable, Hashable {
     /// The host pattern in normal form: `api.example.com`, `127.0.0.1`, or `*.example.com`
     /// (one label below `example.com`).
     public let host: String
+    /// The port the policy is for, or `nil` for every port of ``host``.
+    public let port: Int?
     /// The SPKI SHA-256 pins; one certificate of the verified chain must match one of them.
     public let pins: [SPKIPin]
     /// A PEM bundle of the only roots trusted for these hosts, or `nil` for the system's.
@@ -41,20 +52,29 @@ public struct TrustPolicy: Sendable, Hashable {
     /// - Parameters:
     ///   - host: A host name, an IP address, or `*.` followed by a domain of at least two
     ///     labels. No scheme, port or path.
+    ///   - port: The one port the policy covers (1–65535), or `nil` for every port.
     ///   - pins: The SPKI pins; several to allow a backup key.
     ///   - pinnedCertificateAuthorities: The path of a PEM bundle of the only trusted roots.
     ///   - clientCertificate: The client certificate for mutual TLS.
-    /// - Throws: ``SecurityError/Kind/invalidConfiguration`` for a malformed host pattern,
-    ///   or when there is neither a pin nor a pinned CA bundle: a trusted host is always pinned.
+    /// - Throws: ``CourierError/Kind/invalidConfiguration`` for a malformed host pattern,
+    ///   or a port outside 1–65535, or when there is neither a pin nor a pinned CA bundle: a
+    ///   trusted host is always pinned.
     public init(
         host: String,
+        port: Int? = nil,
         pins: [SPKIPin] = [],
         pinnedCertificateAuthorities: String? = nil,
         clientCertificate: ClientCertificate? = nil
     ) throws {
         let pattern = try HostPattern(host)
+        if let port, !(1...65535).contains(port) {
+            throw CourierError.invalidConfiguration(
+                "the trust policy for \(pattern.text) names port \(port); a port is 1–65535",
+                host: pattern.text
+            )
+        }
         guard !pins.isEmpty || pinnedCertificateAuthorities != nil else {
-            throw SecurityError.invalidConfiguration(
+            throw CourierError.invalidConfiguration(
                 "the trust policy for \(pattern.text) has neither a pin nor a pinned CA bundle; "
                     + "a trusted host is always pinned (see the article Pinning and trust)",
                 host: pattern.text
@@ -64,17 +84,27 @@ public struct TrustPolicy: Sendable, Hashable {
         for pin in pins where !unique.contains(pin) { unique.append(pin) }
         self.pattern = pattern
         self.host = pattern.text
+        self.port = port
         self.pins = unique
         self.pinnedCertificateAuthorities = pinnedCertificateAuthorities
         self.clientCertificate = clientCertificate
     }
 
-    /// Whether the policy applies to a host.
+    /// Whether the policy applies to a host and port.
     ///
-    /// - Parameter host: A host name or IP address, in any case, with or without a
-    ///   trailing dot; an IPv6 address with or without brackets.
-    /// - Returns: Whether ``host`` names it or its wildcard covers it.
-    public func matches(host: String) -> Bool {
-        pattern.matches(HostName.normalized(host))
+    /// - Parameters:
+    ///   - host: A host name or IP address, in any case, with or without a trailing dot; an
+    ///     IPv6 address with or without brackets.
+    ///   - port: The port a connection goes to.
+    /// - Returns: Whether ``host`` names the host or its wildcard covers it, and ``port`` is
+    ///   `nil` or `port`.
+    public func matches(host: String, port: Int) -> Bool {
+        pattern.matches(Authority.normalizedHost(host)) && (self.port == nil || self.port == port)
+    }
+
+    /// `host` or `host:port`, for messages.
+    var authorityDescription: String {
+        guard let port else { return host }
+        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }

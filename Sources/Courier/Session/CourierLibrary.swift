@@ -1,10 +1,10 @@
 /// Facts about the Courier library itself.
-public enum CourierLibrary: Sendable {
+enum CourierLibrary: Sendable {
     /// The library's version.
-    public static let version = "0.1.0"
+    static let version = "0.1.0"
 
     /// The operating system and CPU architecture, as the User-Agent names them.
-    public static var platform: String {
+    static var platform: String {
         #if os(Linux)
         let system = "Linux"
         #elseif os(macOS)

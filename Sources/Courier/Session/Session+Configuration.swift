@@ -25,15 +25,6 @@ extension Session {
         /// The middleware, outermost first: the first sees each request first and each
         /// response last.
         public var middlewares: [any Middleware]
-        // Security (Sources/Courier/Security):
-        /// Whether the session is secured — HTTPS only, to the hosts of its trust policies,
-        /// always pinned, and the only kind of session that may carry credentials — or
-        /// ``SecurityConfiguration/unpinned``, the plain default.
-        ///
-        /// A session that creates its own transport configures it with this; a transport
-        /// passed in must enforce it (``TrustEnforcingTransport``). See the article
-        /// "Pinning and trust".
-        public var security: SecurityConfiguration
 
         /// Creates a configuration.
         ///
@@ -47,7 +38,6 @@ extension Session {
         ///   - maximumResponseBodySize: The largest buffered body (128 MiB by default).
         ///   - streamBufferSize: The unread bytes a stream holds before pausing (1 MiB).
         ///   - middlewares: The middleware chain, outermost first.
-        ///   - security: Secured (pinned, trusted hosts only) or ``SecurityConfiguration/unpinned``.
         public init(
             baseURL: URL? = nil,
             defaultHeaderFields: HTTPFields = [:],
@@ -57,8 +47,7 @@ extension Session {
             maximumRedirects: Int = 5,
             maximumResponseBodySize: Int = 128 << 20,
             streamBufferSize: Int = 1 << 20,
-            middlewares: [any Middleware] = [],
-            security: SecurityConfiguration = .unpinned
+            middlewares: [any Middleware] = []
         ) {
             self.baseURL = baseURL
             self.defaultHeaderFields = defaultHeaderFields
@@ -69,7 +58,6 @@ extension Session {
             self.maximumResponseBodySize = maximumResponseBodySize
             self.streamBufferSize = streamBufferSize
             self.middlewares = middlewares
-            self.security = security
         }
 
         /// The User-Agent every request carries:

@@ -1,7 +1,6 @@
 import Foundation
 public import HTTPTypes
 public import Logging
-import Synchronization
 
 /// Sends HTTP requests through a middleware chain to a transport, and keeps the registry of
 /// the tasks it runs.
@@ -13,28 +12,59 @@ import Synchronization
 /// await session.shutdown()
 /// ```
 ///
-/// Relative requests are resolved against ``Configuration/baseURL``. The session adds its
+/// Relative requests are resolved against ``Configuration/baseURL``; a request whose path is
+/// an absolute `http`/`https` URL goes to that URL, with the same checks. The session adds its
 /// default header fields and the User-Agent, which the SDK owns: a request that sets
-/// `User-Agent` itself is refused with ``SessionError``.
+/// `User-Agent` itself is refused with ``CourierError/Kind/reservedHeader``.
 ///
-/// Sending never waits for the actor: configuration and middleware are immutable, and the
-/// registry of live tasks is guarded by a lock, so concurrent callers do not queue on it.
+/// ### Security comes from the transport
+///
+/// A session has no security setting of its own: it enforces the ``Transport/security`` of
+/// its transport — the one object that makes connections, and so the one place trust is
+/// configured. A session on a secured ``CurlTransport`` sends only HTTPS to trusted hosts and
+/// refuses an `Authorization` field from the caller; see <doc:PinningAndTrust>.
+///
+/// ### Why an actor, and why sending never waits for it
+///
+/// The session's configuration is isolated state: ``reconfigure(_:)`` and ``shutdown()`` run
+/// on the actor, one at a time. Each publishes an immutable snapshot — configuration, folded
+/// middleware chain, User-Agent, whether the session is shut down — that ``send(_:body:logger:)``,
+/// ``stream(_:body:logger:)`` and ``task(for:body:logger:)`` read under a short lock without
+/// an actor hop, so concurrent callers never queue on the actor. A request keeps the snapshot
+/// it started with.
 public actor Session {
-    /// The configuration the session was created with.
-    public nonisolated let configuration: Configuration
     /// The transport the session sends through.
     public nonisolated let transport: any Transport
 
-    private nonisolated let pipeline: Middleware.Next
     private nonisolated let ownsTransport: Bool
-    private nonisolated let userAgent: String
-    private nonisolated let registry = LockedBox<Registry>(Registry())
-    private nonisolated let isShutDown = Atomic<Bool>(false)
-    private nonisolated let base: BaseURL?
+    private nonisolated let state: LockedBox<State>
+    /// The kind of resource request every error of this session is tagged with, for the
+    /// sessions of ``UserClient`` and ``DeviceClient``.
+    nonisolated let requestKind: ResourceAccess.RequestKind?
 
-    private struct Registry {
+    /// What the session publishes for requests, and the tasks it runs.
+    private struct State {
+        var snapshot: Snapshot
         var tasks: [NetworkTask.ID: NetworkTask] = [:]
-        var isShutDown = false
+    }
+
+    /// What one request needs from the session, immutable once published.
+    private final class Snapshot: Sendable {
+        let configuration: Configuration
+        let pipeline: Middleware.Next
+        let userAgent: String
+        let base: BaseURL?
+        let security: SecurityConfiguration
+        let isShutDown: Bool
+
+        init(configuration: Configuration, transport: any Transport, isShutDown: Bool) {
+            self.configuration = configuration
+            self.pipeline = Session.makePipeline(configuration.middlewares, transport: transport)
+            self.userAgent = configuration.userAgent
+            self.base = configuration.baseURL.map(BaseURL.init)
+            self.security = transport.security
+            self.isShutDown = isShutDown
+        }
     }
 
     static let silentLogger = Logger(label: "courier.silent", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -43,16 +73,42 @@ public actor Session {
     ///
     /// - Parameters:
     ///   - configuration: Base URL, default fields, timeouts and middleware.
-    ///   - transport: Where requests go. By default the session creates a ``CurlTransport``
-    ///     and shuts it down in ``shutdown()``; a transport passed in is left running.
+    ///   - transport: Where requests go, and the security they get. By default the session
+    ///     creates an unpinned ``CurlTransport`` and shuts it down in ``shutdown()``; a
+    ///     transport passed in is left running.
     public init(configuration: Configuration = Configuration(), transport: (any Transport)? = nil) {
-        self.configuration = configuration
+        self.init(configuration: configuration, transport: transport, requestKind: nil)
+    }
+
+    init(configuration: Configuration, transport: (any Transport)?, requestKind: ResourceAccess.RequestKind?) {
+        self.requestKind = requestKind
         self.ownsTransport = transport == nil
-        let transport = transport ?? CurlTransport(configuration: .init(security: configuration.security))  // Security
+        let transport = transport ?? CurlTransport()
         self.transport = transport
-        self.userAgent = configuration.userAgent
-        self.base = configuration.baseURL.map(BaseURL.init)
-        self.pipeline = Self.makePipeline(configuration.middlewares, transport: transport)
+        self.state = LockedBox(State(snapshot: Snapshot(configuration: configuration, transport: transport, isShutDown: false)))
+    }
+
+    /// The configuration requests start with now.
+    public nonisolated var configuration: Configuration {
+        state.withLock { $0.snapshot.configuration }
+    }
+
+    /// Changes the configuration for requests that start from now on; requests in flight keep
+    /// the configuration they started with.
+    ///
+    /// ```swift
+    /// await session.reconfigure { $0.defaultHeaderFields[.acceptLanguage] = "de" }
+    /// ```
+    ///
+    /// - Parameter change: Changes a copy of the current configuration.
+    public func reconfigure(_ change: (inout Configuration) -> Void) {
+        var configuration = state.withLock { $0.snapshot.configuration }
+        change(&configuration)
+        let snapshot = Snapshot(configuration: configuration, transport: transport, isShutDown: false)
+        state.withLock { state in
+            guard !state.snapshot.isShutDown else { return }
+            state.snapshot = snapshot
+        }
     }
 
     /// Folds the middleware into one function, the first middleware outermost.
@@ -79,21 +135,47 @@ public actor Session {
     ///   - body: The request body.
     ///   - logger: Where middleware logs for this request; nothing is logged by default.
     /// - Returns: The response.
-    /// - Throws: ``SessionError`` when the request is refused before sending,
-    ///   ``TransportError`` when the transfer fails, `CancellationError` when cancelled.
+    /// - Throws: ``CourierError`` when the request is refused before sending or the transfer
+    ///   fails, `CancellationError` when cancelled.
     public nonisolated func send(
         _ request: HTTPRequest,
         body: RequestBody? = nil,
         logger: Logger? = nil
     ) async throws -> Response {
-        let request = try prepare(request)
+        try await send(request, body: body, endpoint: ResponseEndpoint(method: request.method, target: request.path ?? "/"), logger: logger)
+    }
+
+    nonisolated func send(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        endpoint: ResponseEndpoint,
+        streamed: Bool = false,
+        logger: Logger?
+    ) async throws -> Response {
+        let snapshot = state.withLock { $0.snapshot }
+        var options = snapshot.configuration.transferOptions
+        if streamed { options.responseBody = .streamed(bufferBytes: snapshot.configuration.streamBufferSize) }
         let context = MiddlewareContext(
             taskID: .next(),
             logger: logger ?? Self.silentLogger,
-            options: configuration.transferOptions,
+            options: options,
             control: .none
         )
-        return try await pipeline(request, body, context)
+        do {
+            let prepared = try prepare(request, snapshot: snapshot)
+            var response = try await snapshot.pipeline(prepared, body, context)
+            response.endpoint = endpoint
+            return response
+        } catch {
+            throw tagged(error)
+        }
+    }
+
+    /// The error with this session's request kind recorded, when it has one: the one place
+    /// where errors of the user and device clients learn which kind of request failed.
+    nonisolated func tagged(_ error: any Error) -> any Error {
+        guard let requestKind, let error = error as? CourierError else { return error }
+        return error.with(requestKind: requestKind)
     }
 
     /// Sends a request and returns as soon as the response head arrives; the body streams.
@@ -113,22 +195,14 @@ public actor Session {
         body: RequestBody? = nil,
         logger: Logger? = nil
     ) async throws -> Response {
-        let request = try prepare(request)
-        var options = configuration.transferOptions
-        options.responseBody = .streamed(bufferBytes: configuration.streamBufferSize)
-        let context = MiddlewareContext(
-            taskID: .next(),
-            logger: logger ?? Self.silentLogger,
-            options: options,
-            control: .none
-        )
-        return try await pipeline(request, body, context)
+        let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
+        return try await send(request, body: body, endpoint: endpoint, streamed: true, logger: logger)
     }
 
     /// Starts an observable task for a request.
     ///
     /// The task starts at once. A request the session refuses yields a task that has
-    /// already completed with the ``SessionError``.
+    /// already completed with the ``CourierError``.
     ///
     /// - Parameters:
     ///   - request: The request.
@@ -141,7 +215,11 @@ public actor Session {
         logger: Logger? = nil
     ) -> NetworkTask {
         let task = NetworkTask.make(request: request)
-        var options = configuration.transferOptions
+        let snapshot = state.withLock { state -> Snapshot in
+            if !state.snapshot.isShutDown { state.tasks[task.id] = task }
+            return state.snapshot
+        }
+        var options = snapshot.configuration.transferOptions
         options.reportsProgress = true
         let context = MiddlewareContext(
             taskID: task.id,
@@ -149,70 +227,79 @@ public actor Session {
             options: options,
             control: task.control
         )
-        let accepted = registry.withLock { registry -> Bool in
-            guard !registry.isShutDown else { return false }
-            registry.tasks[task.id] = task
-            return true
-        }
-        let pipeline = self.pipeline
+        let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
         task.start { [self] in
-            defer { _ = registry.withLock { $0.tasks.removeValue(forKey: task.id) } }
-            guard accepted else { throw SessionError.shutDown }
-            let request = try prepare(request)
-            return try await pipeline(request, body, context)
+            defer { _ = state.withLock { $0.tasks.removeValue(forKey: task.id) } }
+            do {
+                let prepared = try prepare(request, snapshot: snapshot)
+                var response = try await snapshot.pipeline(prepared, body, context)
+                response.endpoint = endpoint
+                return response
+            } catch {
+                throw tagged(error)
+            }
         }
         return task
     }
 
     /// The tasks started with ``task(for:body:logger:)`` that have not ended.
     public nonisolated var activeTasks: [NetworkTask] {
-        registry.withLock { Array($0.tasks.values) }
+        state.withLock { Array($0.tasks.values) }
     }
 
     /// Cancels every active task and, when the session created its transport, shuts the
-    /// transport down. Later requests fail with ``SessionError/shutDown``.
+    /// transport down. Later requests fail with ``CourierError/Kind/shutDown``.
     public func shutdown() async {
-        isShutDown.store(true, ordering: .releasing)
-        let tasks = registry.withLock { registry -> [NetworkTask] in
-            registry.isShutDown = true
-            return Array(registry.tasks.values)
+        let tasks = state.withLock { state -> [NetworkTask] in
+            let current = state.snapshot
+            if !current.isShutDown {
+                state.snapshot = Snapshot(configuration: current.configuration, transport: transport, isShutDown: true)
+            }
+            return Array(state.tasks.values)
         }
         for task in tasks { task.cancel() }
         if ownsTransport { await transport.shutdown() }
     }
 
-    /// Resolves a request against the base URL and adds the session's header fields.
-    nonisolated func prepare(_ request: HTTPRequest) throws -> HTTPRequest {
-        if isShutDown.load(ordering: .acquiring) { throw SessionError.shutDown }
+    /// Resolves a request against the base URL, adds the session's header fields, and runs
+    /// the security screen.
+    private nonisolated func prepare(_ request: HTTPRequest, snapshot: Snapshot) throws -> HTTPRequest {
+        if snapshot.isShutDown { throw CourierError.shutDown() }
         var request = request
         if request.headerFields[.userAgent] != nil {
-            throw SessionError.invalidHeader(
+            throw CourierError.reservedHeader(
                 "User-Agent is owned by Courier; set Session.Configuration.applicationProduct instead"
             )
         }
         if request.authority == nil {
             guard request.scheme == nil else {
-                throw SessionError.invalidURL("the request has a scheme but no authority")
+                throw CourierError.invalidURL("the request has a scheme but no authority")
             }
-            guard let base else {
-                throw SessionError.invalidURL(
-                    "the request \(request.path ?? "") is relative and the session has no base URL"
-                )
+            if let path = request.path, let absolute = try RequestTarget.absoluteParts(of: path) {
+                request.scheme = absolute.scheme
+                request.authority = absolute.authority
+                request.path = absolute.pathAndQuery
+            } else {
+                guard let base = snapshot.base else {
+                    throw CourierError.invalidURL(
+                        "the request \(request.path ?? "") is relative and the session has no base URL"
+                    )
+                }
+                try base.resolve(&request)
             }
-            try base.resolve(&request)
         }
         switch request.scheme {
         case "https", "http": break
         case let scheme? where scheme.lowercased() == "https" || scheme.lowercased() == "http":
             request.scheme = scheme.lowercased()
         default:
-            throw SessionError.invalidURL("only http and https URLs are supported, not \(request.scheme ?? "none")")
+            throw CourierError.invalidURL("only http and https URLs are supported, not \(request.scheme ?? "none")")
         }
-        for field in configuration.defaultHeaderFields where request.headerFields[field.name] == nil {
+        for field in snapshot.configuration.defaultHeaderFields where request.headerFields[field.name] == nil {
             request.headerFields.append(field)
         }
-        try configuration.security.screen(request, transport: transport)  // Security: SecurityConfiguration+Screening.swift
-        request.headerFields.append(HTTPField(name: .userAgent, value: userAgent))
+        try snapshot.security.screen(request)
+        request.headerFields.append(HTTPField(name: .userAgent, value: snapshot.userAgent))
         return request
     }
 
@@ -238,7 +325,7 @@ public actor Session {
 
         func resolve(_ request: inout HTTPRequest) throws {
             guard let scheme, let authority else {
-                throw SessionError.invalidURL("the base URL has no scheme or host")
+                throw CourierError.invalidURL("the base URL has no scheme or host")
             }
             let relative = request.path ?? "/"
             request.scheme = scheme

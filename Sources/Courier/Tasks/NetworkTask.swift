@@ -31,11 +31,11 @@ public final class NetworkTask: Sendable, Identifiable {
         public var description: String { "task-\(rawValue)" }
     }
 
-    private struct State {
-        var state: TaskState = .running
+    private struct Locked {
+        var state: NetworkTask.State = .running
         var response: Response?
         var error: (any Error)?
-        var subscribers: [UInt64: AsyncStream<TaskEvent>.Continuation] = [:]
+        var subscribers: [UInt64: AsyncStream<NetworkTask.Event>.Continuation] = [:]
         var nextSubscriber: UInt64 = 0
         var waiters: [CheckedContinuation<Response, any Error>] = []
         var runner: Task<Void, Never>?
@@ -47,13 +47,13 @@ public final class NetworkTask: Sendable, Identifiable {
     /// The request as the caller gave it.
     public let request: HTTPRequest
     let control: TransferControl
-    private let locked_state: LockedBox<State>
+    private let locked_state: LockedBox<Locked>
 
     init(id: ID, request: HTTPRequest, control: TransferControl) {
         self.id = id
         self.request = request
         self.control = control
-        self.locked_state = LockedBox(State())
+        self.locked_state = LockedBox(Locked())
     }
 
     /// Creates a task whose control reports progress to it.
@@ -69,7 +69,7 @@ public final class NetworkTask: Sendable, Identifiable {
     }
 
     /// The current state.
-    public var state: TaskState { locked_state.withLock { $0.state } }
+    public var state: NetworkTask.State { locked_state.withLock { $0.state } }
 
     /// The response, once the task has completed with one.
     public var response: Response? { locked_state.withLock { $0.response } }
@@ -77,7 +77,7 @@ public final class NetworkTask: Sendable, Identifiable {
     /// The error, once the task has failed or was cancelled.
     public var error: (any Error)? { locked_state.withLock { $0.error } }
 
-    /// Cancels the transfer. The task ends in ``TaskState/cancelled`` unless it had ended.
+    /// Cancels the transfer. The task ends in ``NetworkTask/State/cancelled`` unless it had ended.
     public func cancel() {
         let runner = locked_state.withLock { state -> Task<Void, Never>? in
             state.cancelRequested = true
@@ -101,15 +101,15 @@ public final class NetworkTask: Sendable, Identifiable {
     /// The task's events, starting with its current state, buffered without limit.
     ///
     /// Each access returns a new stream; every stream finishes when the task ends.
-    public var events: AsyncStream<TaskEvent> { events(bufferingPolicy: .unbounded) }
+    public var events: AsyncStream<NetworkTask.Event> { events(bufferingPolicy: .unbounded) }
 
     /// The task's events, starting with its current state.
     ///
     /// - Parameter bufferingPolicy: What to keep when the consumer is behind.
     /// - Returns: A stream that finishes when the task ends.
-    public func events(bufferingPolicy: AsyncStream<TaskEvent>.Continuation.BufferingPolicy) -> AsyncStream<TaskEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: TaskEvent.self, bufferingPolicy: bufferingPolicy)
-        let current = locked_state.withLock { state -> TaskState in
+    public func events(bufferingPolicy: AsyncStream<NetworkTask.Event>.Continuation.BufferingPolicy) -> AsyncStream<NetworkTask.Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: NetworkTask.Event.self, bufferingPolicy: bufferingPolicy)
+        let current = locked_state.withLock { state -> NetworkTask.State in
             continuation.yield(.stateChanged(state.state))
             if !state.state.isFinal {
                 let key = state.nextSubscriber
@@ -167,7 +167,7 @@ public final class NetworkTask: Sendable, Identifiable {
 
     private func finish(with result: Result<Response, any Error>) {
         let (subscribers, waiters, finalState) = locked_state.withLock { state in
-            let finalState: TaskState
+            let finalState: NetworkTask.State
             switch result {
             case .success(let response):
                 state.response = response
@@ -191,8 +191,8 @@ public final class NetworkTask: Sendable, Identifiable {
         for waiter in waiters { waiter.resume(with: result) }
     }
 
-    private func transition(to new: TaskState, from old: TaskState) -> Bool {
-        let subscribers = locked_state.withLock { state -> [AsyncStream<TaskEvent>.Continuation]? in
+    private func transition(to new: NetworkTask.State, from old: NetworkTask.State) -> Bool {
+        let subscribers = locked_state.withLock { state -> [AsyncStream<NetworkTask.Event>.Continuation]? in
             guard state.state == old else { return nil }
             state.state = new
             return Array(state.subscribers.values)
@@ -202,7 +202,7 @@ public final class NetworkTask: Sendable, Identifiable {
         return true
     }
 
-    private func publish(_ event: TaskEvent) {
+    private func publish(_ event: NetworkTask.Event) {
         let subscribers = locked_state.withLock { Array($0.subscribers.values) }
         for subscriber in subscribers { subscriber.yield(event) }
     }

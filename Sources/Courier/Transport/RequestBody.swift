@@ -25,18 +25,18 @@ public struct RequestBody: Sendable {
 
     /// A body streamed from the file at `path` without loading it into memory.
     ///
-    /// - Throws: ``SessionError/invalidBody(_:)`` when the file does not exist or is not a regular file.
+    /// - Throws: ``CourierError/Kind/invalidBody`` when the file does not exist or is not a regular file.
     public static func file(atPath path: String) throws -> RequestBody {
         let attributes: [FileAttributeKey: Any]
         do {
             attributes = try FileManager.default.attributesOfItem(atPath: path)
         } catch {
-            throw SessionError.invalidBody("cannot read file at \(path): \(error.localizedDescription)")
+            throw CourierError.invalidBody("cannot read file at \(path): \(error.localizedDescription)")
         }
         guard attributes[.type] as? FileAttributeType == .typeRegular,
             let size = attributes[.size] as? NSNumber
         else {
-            throw SessionError.invalidBody("\(path) is not a regular file")
+            throw CourierError.invalidBody("\(path) is not a regular file")
         }
         return RequestBody(storage: .file(path: path, length: size.int64Value))
     }
@@ -97,17 +97,17 @@ public struct RequestBody: Sendable {
     /// Reads the whole body into memory.
     ///
     /// - Parameter maximumBytes: The most bytes to accept.
-    /// - Throws: ``SessionError/invalidBody(_:)`` when the body is longer than `maximumBytes`
+    /// - Throws: ``CourierError/Kind/invalidBody`` when the body is longer than `maximumBytes`
     ///   or its file cannot be read.
     public func collect(upTo maximumBytes: Int) async throws -> Data {
         switch storage {
         case .data(let data):
-            guard data.count <= maximumBytes else { throw SessionError.invalidBody("body exceeds \(maximumBytes) bytes") }
+            guard data.count <= maximumBytes else { throw CourierError.invalidBody("body exceeds \(maximumBytes) bytes") }
             return data
         case .file(let path, let length):
-            guard length <= maximumBytes else { throw SessionError.invalidBody("body exceeds \(maximumBytes) bytes") }
+            guard length <= maximumBytes else { throw CourierError.invalidBody("body exceeds \(maximumBytes) bytes") }
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw SessionError.invalidBody("cannot read file at \(path)")
+                throw CourierError.invalidBody("cannot read file at \(path)")
             }
             return data
         case .stream(_, _, let pump):

@@ -46,7 +46,7 @@ final class RequestBodyWriter: Sendable {
         let (outcome, notify): (Outcome, Bool) = state.withLock { state in
             if let failure = state.failure { return (.fail(failure), false) }
             if state.collectOnly && state.buffered + chunk.count > limit {
-                return (.fail(SessionError.invalidBody("body exceeds \(limit) bytes")), false)
+                return (.fail(CourierError.invalidBody("body exceeds \(limit) bytes")), false)
             }
             state.chunks.append(chunk)
             state.buffered += chunk.count

@@ -8,7 +8,7 @@ import Synchronization
 /// with ``reportUpload(_:)`` and ``reportDownload(_:)``, and calls ``detach()`` when it ends.
 public final class TransferControl: Sendable {
     /// Observes progress. Called on the transport's thread; keep it short.
-    public typealias ProgressHandler = @Sendable (_ upload: TransferProgress?, _ download: TransferProgress?) -> Void
+    public typealias ProgressHandler = @Sendable (_ upload: NetworkTask.Progress?, _ download: NetworkTask.Progress?) -> Void
 
     private struct State {
         var isSuspended = false
@@ -65,8 +65,8 @@ public final class TransferControl: Sendable {
     }
 
     /// Reports upload progress.
-    public func reportUpload(_ progress: TransferProgress) { progressHandler?(progress, nil) }
+    public func reportUpload(_ progress: NetworkTask.Progress) { progressHandler?(progress, nil) }
 
     /// Reports download progress.
-    public func reportDownload(_ progress: TransferProgress) { progressHandler?(nil, progress) }
+    public func reportDownload(_ progress: NetworkTask.Progress) { progressHandler?(nil, progress) }
 }

@@ -8,7 +8,7 @@ public struct TransferOptions: Sendable, Hashable {
         /// The whole body is collected in memory before the response is returned.
         ///
         /// A body larger than `maximumBytes` fails the transfer with
-        /// ``TransportError/responseTooLarge``.
+        /// ``CourierError/Kind/responseTooLarge``.
         case buffered(maximumBytes: Int)
         /// The response returns as soon as the head arrives and the body is delivered in
         /// chunks through ``ResponseBody``. When more than `bufferBytes` wait unread, the

@@ -32,7 +32,7 @@ public protocol Transport: Sendable {
     ///   - options: Timeouts, redirect policy and how to deliver the response body.
     ///   - control: Receives progress and carries suspend/resume requests for this transfer.
     /// - Returns: The response. Its body is buffered or streamed, as `options.responseBody` asks.
-    /// - Throws: A ``TransportError`` when the transfer fails, or `CancellationError` when
+    /// - Throws: A ``CourierError`` when the transfer fails, or `CancellationError` when
     ///   the calling task or the ``TransferControl`` cancels it.
     func execute(
         _ request: HTTPRequest,
@@ -41,11 +41,25 @@ public protocol Transport: Sendable {
         control: TransferControl
     ) async throws -> Response
 
+    /// The trust every connection of this transport is checked against.
+    ///
+    /// Sessions and clients on this transport enforce it before anything is sent: with a
+    /// secured configuration only HTTPS to trusted hosts, no caller-set `Authorization`, and
+    /// credentials attached only where ``SecurityConfiguration`` allows. A transport that
+    /// reports a secured configuration must check every connection it makes against it, as
+    /// ``CurlTransport`` does; a test double that never connects may report any
+    /// configuration. Unpinned by default.
+    var security: SecurityConfiguration { get }
+
     /// Stops accepting work, fails transfers in flight and releases resources.
     func shutdown() async
 }
 
 extension Transport {
+    /// Unpinned: a transport that says nothing about trust gets none of the secured checks,
+    /// and secured resource access refuses it.
+    public var security: SecurityConfiguration { .unpinned }
+
     /// Does nothing: a transport without resources to release needs no shutdown.
     public func shutdown() async {}
 }

@@ -45,7 +45,7 @@ struct AuthClientTests {
                         .ok,
                         #"{"access_token":"device-\#(n)","token_type":"Bearer","expires_in":600}"#
                     )
-                case GrantType.tokenExchange.rawValue:
+                case AuthorizationServer.GrantType.tokenExchange.rawValue:
                     #expect(form["subject_token"]?.hasPrefix("user-") == true)
                     return AuthFixtures.json(
                         .ok,

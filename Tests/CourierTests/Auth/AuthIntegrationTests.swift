@@ -18,7 +18,7 @@ struct AuthIntegrationTests {
         admin = OAuthAdmin(env)
     }
 
-    static let tokenExchange = GrantType.tokenExchange.rawValue
+    static let tokenExchange = AuthorizationServer.GrantType.tokenExchange.rawValue
 
     func access(_ configure: (inout ResourceAccess.Configuration) -> Void = { _ in }) throws -> ResourceAccess {
         var configuration = env.configuration()
@@ -219,9 +219,9 @@ struct AuthIntegrationTests {
         let access = try access()
         let user = try await access.userClient.authenticate(username: "alice", password: "wonderland")
         let grant = ExtensionGrant(
-            grantType: GrantType(rawValue: Self.tokenExchange),
+            grantType: AuthorizationServer.GrantType(rawValue: Self.tokenExchange),
             parameters: [
-                ("subject_token", user.accessToken), ("subject_token_type", TokenTypeIdentifier.accessToken.rawValue),
+                ("subject_token", user.accessToken), ("subject_token_type", AuthorizationServer.TokenTypeIdentifier.accessToken.rawValue),
                 ("audience", "courier-gateway"),
             ],
             scope: [.read]
@@ -235,7 +235,7 @@ struct AuthIntegrationTests {
                 logger: Session.silentLogger
             )
         )
-        #expect(token.issuedTokenType == TokenTypeIdentifier.accessToken.rawValue)
+        #expect(token.issuedTokenType == AuthorizationServer.TokenTypeIdentifier.accessToken.rawValue)
         #expect(try await admin.isActive(token.accessToken))
         await access.shutdown()
     }

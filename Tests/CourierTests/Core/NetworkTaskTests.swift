@@ -104,7 +104,7 @@ struct NetworkTaskTests {
         let session = SessionFactory.session(env, .http)
         let task = session.task(for: HTTPRequest(method: .get, path: "/bytes/1k"))
         _ = try await task.value
-        var events: [TaskEvent] = []
+        var events: [NetworkTask.Event] = []
         for await event in task.events { events.append(event) }
         #expect(events == [.stateChanged(.completed)])
         await session.shutdown()

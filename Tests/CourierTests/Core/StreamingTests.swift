@@ -52,8 +52,8 @@ struct StreamingTests {
         let file = env.file("64m")
         let session = SessionFactory.session(env, .http)
         let task = session.task(for: HTTPRequest(method: .get, path: file.urlPath))
-        var progress: [TransferProgress] = []
-        var states: [TaskState] = []
+        var progress: [NetworkTask.Progress] = []
+        var states: [NetworkTask.State] = []
         for await event in task.events {
             switch event {
             case .downloadProgress(let value): progress.append(value)

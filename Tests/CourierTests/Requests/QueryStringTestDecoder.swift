@@ -1,6 +1,6 @@
 import Courier
 
-/// Reads a query string written by `QueryStringFormat` back into a parameter tree whose
+/// Reads a query string written by `ResourceRequest.QueryStringFormat` back into a parameter tree whose
 /// leaves are strings (a query carries no types), for the round-trip property tests.
 ///
 /// It reads what the generator in `RequestsQueryRoundTripTests` produces: names without
@@ -27,7 +27,7 @@ enum QueryStringTestDecoder {
         case append
     }
 
-    static func decode(_ query: String, format: QueryStringFormat) -> [String: ParameterValue] {
+    static func decode(_ query: String, format: ResourceRequest.QueryStringFormat) -> [String: ParameterValue] {
         var root: [String: Node] = [:]
         var repeated: [String: [ParameterValue]] = [:]
         var order: [String] = []
@@ -67,7 +67,7 @@ enum QueryStringTestDecoder {
         return root.mapValues(\.value)
     }
 
-    private static func parse(_ name: String, format: QueryStringFormat) -> [Segment] {
+    private static func parse(_ name: String, format: ResourceRequest.QueryStringFormat) -> [Segment] {
         var segments: [Segment] = []
         var current = ""
         var index = name.startIndex
@@ -136,7 +136,7 @@ enum QueryStringTestDecoder {
     }
 
     /// Percent-decodes; `+` is a space when the format writes spaces as `+`.
-    static func percentDecode(_ text: Substring, format: QueryStringFormat) -> String {
+    static func percentDecode(_ text: Substring, format: ResourceRequest.QueryStringFormat) -> String {
         var bytes: [UInt8] = []
         var iterator = Array(text.utf8).makeIterator()
         while let byte = iterator.next() {

@@ -25,7 +25,7 @@ struct RequestsHTTPBinTests {
     ]
 
     struct Row: Sendable, CustomTestStringConvertible {
-        let format: QueryStringFormat
+        let format: ResourceRequest.QueryStringFormat
         let parsed: [String: ParameterValue]
         var testDescription: String {
             "\(format.dictionaryFormat)/\(format.arrayFormat)/\(format.spaceEncoding)/\(format.plusEncoding)"
@@ -38,35 +38,35 @@ struct RequestsHTTPBinTests {
     /// space, as form decoding does: that is what `PlusEncoding.literal` means to such a server.
     static let table: [Row] = [
         Row(
-            format: QueryStringFormat(),
+            format: ResourceRequest.QueryStringFormat(),
             parsed: common.merging(["a[b]": "1 2", "a[c]": "x", "l[0]": "x", "l[1]": "y,z"]) { $1 }
         ),
         Row(
-            format: QueryStringFormat(dictionaryFormat: .dotNotation),
+            format: ResourceRequest.QueryStringFormat(dictionaryFormat: .dotNotation),
             parsed: common.merging(["a.b": "1 2", "a.c": "x", "l[0]": "x", "l[1]": "y,z"]) { $1 }
         ),
         Row(
-            format: QueryStringFormat(arrayFormat: .bracketed),
+            format: ResourceRequest.QueryStringFormat(arrayFormat: .bracketed),
             parsed: common.merging(["a[b]": "1 2", "a[c]": "x", "l[]": ["x", "y,z"]]) { $1 }
         ),
         Row(
-            format: QueryStringFormat(arrayFormat: .commaSeparated),
+            format: ResourceRequest.QueryStringFormat(arrayFormat: .commaSeparated),
             parsed: common.merging(["a[b]": "1 2", "a[c]": "x", "l": "x,y,z"]) { $1 }
         ),
         Row(
-            format: QueryStringFormat(arrayFormat: .repeatedKeys),
+            format: ResourceRequest.QueryStringFormat(arrayFormat: .repeatedKeys),
             parsed: common.merging(["a[b]": "1 2", "a[c]": "x", "l": ["x", "y,z"]]) { $1 }
         ),
         Row(
-            format: QueryStringFormat(spaceEncoding: .plus),
+            format: ResourceRequest.QueryStringFormat(spaceEncoding: .plus),
             parsed: common.merging(["a[b]": "1 2", "a[c]": "x", "l[0]": "x", "l[1]": "y,z"]) { $1 }
         ),
         Row(
-            format: QueryStringFormat(plusEncoding: .literal),
+            format: ResourceRequest.QueryStringFormat(plusEncoding: .literal),
             parsed: ["a[b]": "1 2", "a[c]": "x", "l[0]": "x", "l[1]": "y,z", "s": "p q r", "u": "é&=;#?/%"]
         ),
         Row(
-            format: QueryStringFormat(
+            format: ResourceRequest.QueryStringFormat(
                 dictionaryFormat: .dotNotation,
                 arrayFormat: .repeatedKeys,
                 spaceEncoding: .plus,

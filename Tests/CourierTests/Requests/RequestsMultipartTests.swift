@@ -53,7 +53,7 @@ import Testing
             path: "/upload",
             method: .post,
             parameters: ["album": "beach", "meta": ["year": 2024], "tags": ["a", "b"]],
-            queryStringFormat: QueryStringFormat(arrayFormat: .commaSeparated),
+            queryStringFormat: ResourceRequest.QueryStringFormat(arrayFormat: .commaSeparated),
             multipartData: [.data(Data([0, 1, 2]), name: "photo", filename: "p.bin")]
         )
         let (request, body) = try resource.makeHTTPRequest()

@@ -6,7 +6,7 @@ import Testing
 
     /// One row of the option table: the format and what it writes for `sample`.
     struct Row: Sendable, CustomTestStringConvertible {
-        let format: QueryStringFormat
+        let format: ResourceRequest.QueryStringFormat
         let expected: String
         var testDescription: String {
             "\(format.dictionaryFormat)/\(format.arrayFormat)/\(format.spaceEncoding)/\(format.plusEncoding)"
@@ -14,33 +14,33 @@ import Testing
     }
 
     static let table: [Row] = [
-        Row(format: QueryStringFormat(), expected: "a%5Bb%5D=1&a%5Bc%5D=x&l%5B0%5D=1&l%5B1%5D=2&s=x%20y%2Bz"),
+        Row(format: ResourceRequest.QueryStringFormat(), expected: "a%5Bb%5D=1&a%5Bc%5D=x&l%5B0%5D=1&l%5B1%5D=2&s=x%20y%2Bz"),
         Row(
-            format: QueryStringFormat(dictionaryFormat: .dotNotation),
+            format: ResourceRequest.QueryStringFormat(dictionaryFormat: .dotNotation),
             expected: "a.b=1&a.c=x&l%5B0%5D=1&l%5B1%5D=2&s=x%20y%2Bz"
         ),
         Row(
-            format: QueryStringFormat(arrayFormat: .bracketed),
+            format: ResourceRequest.QueryStringFormat(arrayFormat: .bracketed),
             expected: "a%5Bb%5D=1&a%5Bc%5D=x&l%5B%5D=1&l%5B%5D=2&s=x%20y%2Bz"
         ),
         Row(
-            format: QueryStringFormat(arrayFormat: .commaSeparated),
+            format: ResourceRequest.QueryStringFormat(arrayFormat: .commaSeparated),
             expected: "a%5Bb%5D=1&a%5Bc%5D=x&l=1,2&s=x%20y%2Bz"
         ),
         Row(
-            format: QueryStringFormat(arrayFormat: .repeatedKeys),
+            format: ResourceRequest.QueryStringFormat(arrayFormat: .repeatedKeys),
             expected: "a%5Bb%5D=1&a%5Bc%5D=x&l=1&l=2&s=x%20y%2Bz"
         ),
         Row(
-            format: QueryStringFormat(spaceEncoding: .plus),
+            format: ResourceRequest.QueryStringFormat(spaceEncoding: .plus),
             expected: "a%5Bb%5D=1&a%5Bc%5D=x&l%5B0%5D=1&l%5B1%5D=2&s=x+y%2Bz"
         ),
         Row(
-            format: QueryStringFormat(plusEncoding: .literal),
+            format: ResourceRequest.QueryStringFormat(plusEncoding: .literal),
             expected: "a%5Bb%5D=1&a%5Bc%5D=x&l%5B0%5D=1&l%5B1%5D=2&s=x%20y+z"
         ),
         Row(
-            format: QueryStringFormat(
+            format: ResourceRequest.QueryStringFormat(
                 dictionaryFormat: .dotNotation,
                 arrayFormat: .commaSeparated,
                 spaceEncoding: .plus,
@@ -73,36 +73,36 @@ import Testing
         ] as [([String: ParameterValue], String)]
     )
     func scalarsAndEscaping(_ parameters: [String: ParameterValue], expected: String) throws {
-        #expect(try QueryStringFormat().encode(parameters) == expected)
+        #expect(try ResourceRequest.QueryStringFormat().encode(parameters) == expected)
     }
 
     @Test func membersAreSortedByUTF8Bytes() throws {
         let parameters: [String: ParameterValue] = ["b": 1, "B": 2, "a": 3, "é": 4, "_": 5, "aa": ["z": 1, "Z": 2]]
-        #expect(try QueryStringFormat().encode(parameters) == "B=2&_=5&a=3&aa%5BZ%5D=2&aa%5Bz%5D=1&b=1&%C3%A9=4")
+        #expect(try ResourceRequest.QueryStringFormat().encode(parameters) == "B=2&_=5&a=3&aa%5BZ%5D=2&aa%5Bz%5D=1&b=1&%C3%A9=4")
     }
 
     @Test func theSameParametersAlwaysGiveTheSameString() throws {
         var parameters: [String: ParameterValue] = [:]
         for index in 0..<200 { parameters["key\(index)"] = .int(index) }
-        let first = try QueryStringFormat().encode(parameters)
+        let first = try ResourceRequest.QueryStringFormat().encode(parameters)
         for _ in 0..<5 {
             let copy = Dictionary(uniqueKeysWithValues: parameters.shuffled())
-            #expect(try QueryStringFormat().encode(copy) == first)
+            #expect(try ResourceRequest.QueryStringFormat().encode(copy) == first)
         }
     }
 
     @Test func arraysOfDictionariesFollowBothFormats() throws {
         let parameters: [String: ParameterValue] = ["p": [["q": 1], ["q": 2]]]
-        #expect(try QueryStringFormat().encode(parameters) == "p%5B0%5D%5Bq%5D=1&p%5B1%5D%5Bq%5D=2")
-        #expect(try QueryStringFormat(dictionaryFormat: .dotNotation).encode(parameters) == "p%5B0%5D.q=1&p%5B1%5D.q=2")
+        #expect(try ResourceRequest.QueryStringFormat().encode(parameters) == "p%5B0%5D%5Bq%5D=1&p%5B1%5D%5Bq%5D=2")
+        #expect(try ResourceRequest.QueryStringFormat(dictionaryFormat: .dotNotation).encode(parameters) == "p%5B0%5D.q=1&p%5B1%5D.q=2")
         #expect(
-            try QueryStringFormat(arrayFormat: .bracketed).encode(parameters) == "p%5B%5D%5Bq%5D=1&p%5B%5D%5Bq%5D=2"
+            try ResourceRequest.QueryStringFormat(arrayFormat: .bracketed).encode(parameters) == "p%5B%5D%5Bq%5D=1&p%5B%5D%5Bq%5D=2"
         )
     }
 
-    @Test(arguments: [QueryStringFormat.ArrayFormat.commaSeparated, .repeatedKeys])
-    func scalarOnlyFormatsRefuseNestedElements(_ arrayFormat: QueryStringFormat.ArrayFormat) {
-        let format = QueryStringFormat(arrayFormat: arrayFormat)
+    @Test(arguments: [ResourceRequest.QueryStringFormat.ArrayFormat.commaSeparated, .repeatedKeys])
+    func scalarOnlyFormatsRefuseNestedElements(_ arrayFormat: ResourceRequest.QueryStringFormat.ArrayFormat) {
+        let format = ResourceRequest.QueryStringFormat(arrayFormat: arrayFormat)
         #expect(throws: RequestError.invalidParameter) { try format.encode(["l": [[1], [2]]]) }
         #expect(throws: RequestError.invalidParameter) { try format.encode(["l": [["a": 1]]]) }
     }
@@ -110,10 +110,10 @@ import Testing
     @Test(arguments: [Double.nan, .infinity, -.infinity])
     func nonFiniteNumbersAreTypedErrors(_ number: Double) {
         #expect(throws: RequestError.invalidParameter) {
-            try QueryStringFormat().encode(["x": ["y": [.double(number)]]])
+            try ResourceRequest.QueryStringFormat().encode(["x": ["y": [.double(number)]]])
         }
         do {
-            _ = try QueryStringFormat().encode(["x": ["y": [.double(number)]]])
+            _ = try ResourceRequest.QueryStringFormat().encode(["x": ["y": [.double(number)]]])
         } catch let error as RequestError {
             #expect(error.message.contains("x.y[0]"))
         } catch {
@@ -122,7 +122,7 @@ import Testing
     }
 
     @Test func emptyNamesAreRefused() {
-        #expect(throws: RequestError.invalidParameter) { try QueryStringFormat().encode(["": 1]) }
-        #expect(throws: RequestError.invalidParameter) { try QueryStringFormat().encode(["a": ["": 1]]) }
+        #expect(throws: RequestError.invalidParameter) { try ResourceRequest.QueryStringFormat().encode(["": 1]) }
+        #expect(throws: RequestError.invalidParameter) { try ResourceRequest.QueryStringFormat().encode(["a": ["": 1]]) }
     }
 }

@@ -4,11 +4,11 @@ import Testing
 /// Property: decoding what the encoder wrote gives back the input (with every leaf as the
 /// string a query carries), for random parameter trees under every format.
 @Suite struct RequestsQueryRoundTripTests {
-    static let formats: [QueryStringFormat] = QueryStringFormat.DictionaryFormat.allCases.flatMap { dictionary in
-        QueryStringFormat.ArrayFormat.allCases.flatMap { array in
-            QueryStringFormat.SpaceEncoding.allCases.flatMap { space in
-                QueryStringFormat.PlusEncoding.allCases.map { plus in
-                    QueryStringFormat(
+    static let formats: [ResourceRequest.QueryStringFormat] = ResourceRequest.QueryStringFormat.DictionaryFormat.allCases.flatMap { dictionary in
+        ResourceRequest.QueryStringFormat.ArrayFormat.allCases.flatMap { array in
+            ResourceRequest.QueryStringFormat.SpaceEncoding.allCases.flatMap { space in
+                ResourceRequest.QueryStringFormat.PlusEncoding.allCases.map { plus in
+                    ResourceRequest.QueryStringFormat(
                         dictionaryFormat: dictionary,
                         arrayFormat: array,
                         spaceEncoding: space,
@@ -22,7 +22,7 @@ import Testing
     static let seed: UInt64 = 0x00C0_FFEE_2026
 
     @Test(arguments: formats)
-    func decodingWhatWeEncodeGivesTheInput(_ format: QueryStringFormat) throws {
+    func decodingWhatWeEncodeGivesTheInput(_ format: ResourceRequest.QueryStringFormat) throws {
         var generator = SeededGenerator(seed: Self.seed &+ UInt64(Self.formats.firstIndex(of: format)!))
         var trees = TreeGenerator(format: format)
         for iteration in 0..<300 {
@@ -38,14 +38,14 @@ import Testing
     @Test func generatorIsReproducible() {
         var first = SeededGenerator(seed: 42)
         var second = SeededGenerator(seed: 42)
-        var trees = TreeGenerator(format: QueryStringFormat())
+        var trees = TreeGenerator(format: ResourceRequest.QueryStringFormat())
         #expect(trees.parameters(using: &first) == trees.parameters(using: &second))
     }
 }
 
 /// Random parameter trees that a query string in `format` can carry without ambiguity.
 struct TreeGenerator {
-    let format: QueryStringFormat
+    let format: ResourceRequest.QueryStringFormat
 
     /// Letters, digits, and characters that need escaping; never `[`, `]` or `.`, which
     /// name structure, and never `+` when both spaces and plus signs are written as `+`.

@@ -12,7 +12,7 @@ import Testing
             method: .post,
             parameters: ["name": "Ada", "tags": ["a", "b"]],
             parametersEncoding: .formURLEncoded,
-            queryStringFormat: QueryStringFormat(arrayFormat: .bracketed),
+            queryStringFormat: ResourceRequest.QueryStringFormat(arrayFormat: .bracketed),
             headers: ["X-Flags": "1000010"]
         )
         let built = ResourceRequestBuilder()
@@ -21,7 +21,7 @@ import Testing
             .parameter("name", "Ada")
             .parameter("tags", ["a", "b"])
             .parametersEncoding(.formURLEncoded)
-            .queryStringFormat(QueryStringFormat(arrayFormat: .bracketed))
+            .queryStringFormat(ResourceRequest.QueryStringFormat(arrayFormat: .bracketed))
             .header("X-Flags", "1000010")
             .build()
         var draft = MutableResourceRequest(path: "/api/users", method: .post)
@@ -84,7 +84,7 @@ import Testing
             method: method,
             parameters: ["a": ["b": "x y"], "l": [1, 2]],
             parametersEncoding: .formURLEncoded,
-            queryStringFormat: QueryStringFormat(arrayFormat: .repeatedKeys, spaceEncoding: .plus)
+            queryStringFormat: ResourceRequest.QueryStringFormat(arrayFormat: .repeatedKeys, spaceEncoding: .plus)
         )
         let (request, body) = try resource.makeHTTPRequest()
         #expect(request.method == method.httpMethod)
@@ -166,7 +166,7 @@ import Testing
         }
         let value = try ParameterValue(encoding: Query(term: "cats", limit: 5, filters: ["a"]))
         #expect(value == ["term": "cats", "limit": 5, "filters": ["a"]])
-        #expect(try QueryStringFormat().encode(value.members) == "filters%5B0%5D=a&limit=5&term=cats")
+        #expect(try ResourceRequest.QueryStringFormat().encode(value.members) == "filters%5B0%5D=a&limit=5&term=cats")
     }
 
     @Test func aFileBodyStreamsFromDisk() async throws {

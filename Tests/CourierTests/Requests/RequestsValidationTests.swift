@@ -196,7 +196,7 @@ import Testing
             request: ResourceRequest(
                 path: "/a",
                 parameters: ["l": [[1]]],
-                queryStringFormat: QueryStringFormat(arrayFormat: .commaSeparated)
+                queryStringFormat: ResourceRequest.QueryStringFormat(arrayFormat: .commaSeparated)
             ),
             expected: .invalidParameter
         ),

@@ -13,7 +13,7 @@ extension TokenBroker {
     /// - At most one operation (load from the store, renewal, explicit grant) is in flight;
     ///   callers that need a token meanwhile join it.
     /// - Renewals of an existing token that succeed are counted per time window; past the
-    ///   limit, callers get ``AuthError/Kind/excessiveRefresh`` instead of another renewal.
+    ///   limit, callers get ``CourierError/Kind/excessiveRefresh`` instead of another renewal.
     struct StateMachine: Sendable {
         typealias OperationID = UInt64
 
@@ -41,7 +41,7 @@ extension TokenBroker {
             /// Start this operation and wait for it; `current` is the token it replaces.
             case start(Operation, current: OAuth2Token?)
             /// Fail the caller.
-            case fail(AuthError)
+            case fail(CourierError)
         }
 
         /// What to do when a load from the store finished.
@@ -51,7 +51,7 @@ extension TokenBroker {
             /// The stored token is missing or unusable: renew within the same operation.
             case renew(current: OAuth2Token?, reason: GrantContext.Reason)
             /// Fail the operation.
-            case fail(AuthError)
+            case fail(CourierError)
             /// The operation was abandoned (logout); its waiters were already answered.
             case discard
         }
@@ -61,7 +61,7 @@ extension TokenBroker {
             /// Store the new token, then resolve the operation with it.
             case publish(BrokeredToken)
             /// Fail the operation; when `wipe` is set, also remove the level's stored token.
-            case fail(AuthError, wipe: Bool)
+            case fail(CourierError, wipe: Bool)
             /// The operation was abandoned (logout): drop its result.
             case discard
         }
@@ -132,8 +132,7 @@ extension TokenBroker {
             case .failure(let error):
                 operation = nil
                 return .fail(
-                    AuthError(
-                        kind: .tokenStoreFailed,
+                    CourierError(kind: .tokenStoreFailed,
                         message: "the \(level) token could not be read from the store",
                         level: level,
                         underlying: error
@@ -209,12 +208,11 @@ extension TokenBroker {
         }
 
         /// The excessive-refresh error when the window already holds the maximum of renewals.
-        private mutating func limitExceeded(now: Date) -> AuthError? {
+        private mutating func limitExceeded(now: Date) -> CourierError? {
             let windowStart = now.addingTimeInterval(-refreshLimit.window.authTimeInterval)
             renewalTimes.removeAll { $0 <= windowStart }
             guard renewalTimes.count >= refreshLimit.maximumRefreshes else { return nil }
-            return AuthError(
-                kind: .excessiveRefresh,
+            return CourierError(kind: .excessiveRefresh,
                 message: "the \(level) token was renewed \(renewalTimes.count) times within "
                     + "\(refreshLimit.window) and is still rejected; not renewing again",
                 level: level
@@ -223,12 +221,11 @@ extension TokenBroker {
 
         /// The error for waiters of a failed operation, and whether the level's tokens go.
         private mutating func classify(_ error: any Error, explicit: Bool) -> CompletionAction {
-            var authError: AuthError
-            if let error = error as? AuthError {
+            var authError: CourierError
+            if let error = error as? CourierError {
                 authError = error
             } else {
-                authError = AuthError(
-                    kind: .tokenRefreshFailed,
+                authError = CourierError(kind: .tokenRefreshFailed,
                     message: "the \(level) grant strategy failed",
                     level: level,
                     underlying: error
@@ -244,8 +241,7 @@ extension TokenBroker {
                 version += 1
                 rejectedVersion = nil
                 if grantGone {
-                    authError = AuthError(
-                        kind: .userNotAuthenticated,
+                    authError = CourierError(kind: .userNotAuthenticated,
                         message:
                             "the \(level) refresh token was rejected (invalid_grant); the \(level) tokens were wiped",
                         level: level,

@@ -1,48 +1,48 @@
 import Foundation
-public import Logging
+import Logging
 
 /// A token with the version the broker gave it.
 ///
 /// Report a rejection with the same value (``TokenBroker/tokenRejected(_:)``): the version
 /// lets the broker tell a rejection of the current token from a late one for a token it has
 /// already replaced.
-public struct BrokeredToken: Sendable, Hashable, CustomStringConvertible {
+struct BrokeredToken: Sendable, Hashable, CustomStringConvertible {
     /// The token.
-    public let token: OAuth2Token
+    let token: OAuth2Token
     /// The broker's version of it; each new token gets a higher one.
-    public let version: UInt64
+    let version: UInt64
     /// The `Authorization` value, made once per token rather than once per request.
-    public let authorizationValue: String
+    let authorizationValue: String
 
     /// Creates a brokered token.
     ///
     /// - Parameters:
     ///   - token: The token.
     ///   - version: Its version.
-    public init(token: OAuth2Token, version: UInt64) {
+    init(token: OAuth2Token, version: UInt64) {
         self.token = token
         self.version = version
         self.authorizationValue = token.authorizationValue
     }
 
     /// The version and the token's description (never the token itself).
-    public var description: String { "v\(version) \(token)" }
+    var description: String { "v\(version) \(token)" }
 }
 
 /// How many renewals a broker allows within a time window before it refuses with
-/// ``AuthError/Kind/excessiveRefresh``.
-public struct RefreshLimit: Sendable, Hashable {
+/// ``CourierError/Kind/excessiveRefresh``.
+struct RefreshLimit: Sendable, Hashable {
     /// The most successful renewals within ``window``.
-    public var maximumRefreshes: Int
+    var maximumRefreshes: Int
     /// The sliding window.
-    public var window: Duration
+    var window: Duration
 
     /// Creates a limit.
     ///
     /// - Parameters:
     ///   - maximumRefreshes: The most renewals within the window (5 by default).
     ///   - window: The window (30 seconds by default).
-    public init(maximumRefreshes: Int = 5, window: Duration = .seconds(30)) {
+    init(maximumRefreshes: Int = 5, window: Duration = .seconds(30)) {
         self.maximumRefreshes = max(1, maximumRefreshes)
         self.window = window
     }
@@ -73,58 +73,60 @@ public struct RefreshLimit: Sendable, Hashable {
 ///   already replaced causes none.
 /// - **A wiped grant means sign in again.** A renewal refused with `invalid_grant` (the
 ///   refresh token was revoked or rotated away) wipes the level's tokens, in memory and in
-///   the store, and callers get ``AuthError/Kind/userNotAuthenticated``.
+///   the store, and callers get ``CourierError/Kind/userNotAuthenticated``.
 /// - **No refresh storms.** More than ``RefreshLimit/maximumRefreshes`` successful renewals
 ///   within ``RefreshLimit/window`` — a resource server that rejects every fresh token —
-///   gives ``AuthError/Kind/excessiveRefresh`` instead of another renewal.
+///   gives ``CourierError/Kind/excessiveRefresh`` instead of another renewal.
 /// - **Store first.** A new token is written to the ``TokenStore`` (with rotation, the new
 ///   refresh token replaces the old one in one write) before waiters get it, so a process
 ///   that stops right after a refresh restarts with the refresh token the server expects.
 ///
 /// Reading a still-valid token takes a lock, not an actor hop, so the steady state costs
 /// little; only a renewal goes through the actor.
-public actor TokenBroker {
+actor TokenBroker {
     /// Renewal timing and limits.
-    public struct Configuration: Sendable, Hashable {
+    struct Configuration: Sendable, Hashable {
         /// How long before expiry a token is renewed (30 seconds by default). It is capped at
         /// half the token's lifetime, so short-lived tokens are not renewed on every use.
-        public var leeway: Duration
+        var leeway: Duration
         /// The refresh-loop guard.
-        public var refreshLimit: RefreshLimit
+        var refreshLimit: RefreshLimit
 
         /// Creates a configuration.
         ///
         /// - Parameters:
         ///   - leeway: How long before expiry to renew.
         ///   - refreshLimit: The refresh-loop guard.
-        public init(leeway: Duration = .seconds(30), refreshLimit: RefreshLimit = RefreshLimit()) {
+        init(leeway: Duration = .seconds(30), refreshLimit: RefreshLimit = RefreshLimit()) {
             self.leeway = leeway
             self.refreshLimit = refreshLimit
         }
     }
 
     /// Counts for tests, the demo and metrics.
-    public struct Statistics: Sendable, Hashable {
+    struct Statistics: Sendable, Hashable {
         /// Renewals started (each one strategy call).
-        public var renewals: Int = 0
+        var renewals: Int = 0
         /// Explicit grants started (sign-ins).
-        public var grants: Int = 0
+        var grants: Int = 0
         /// Store reads.
-        public var loads: Int = 0
+        var loads: Int = 0
     }
 
     /// The level this broker serves.
-    public nonisolated let level: AuthorizationLevel
+    nonisolated let level: AuthorizationLevel
     /// The token endpoint the strategy uses.
-    public nonisolated let endpoint: TokenEndpoint
+    nonisolated let endpoint: TokenEndpoint
     /// Where the level's token is kept.
-    public nonisolated let store: any TokenStore
+    nonisolated let store: any TokenStore
     /// The key of the level's token in the store.
-    public nonisolated let storeKey: TokenStoreKey
+    nonisolated let storeKey: TokenStoreKey
     /// Renewal timing and limits.
-    public nonisolated let configuration: Configuration
+    nonisolated let configuration: Configuration
 
     private let strategy: any GrantStrategy
+    /// The user's access token, for a level derived from the user (``GrantContext/userAccessToken()``).
+    private let userTokenSource: (@Sendable () async throws -> String)?
     private let logger: Logger
     private let now: @Sendable () -> Date
     private var machine: StateMachine
@@ -143,13 +145,14 @@ public actor TokenBroker {
     ///   - store: Where the token is kept; in memory by default.
     ///   - configuration: Leeway and refresh limit.
     ///   - logger: Where background work logs (never a token); nothing by default.
-    public init(
+    init(
         level: AuthorizationLevel,
         endpoint: TokenEndpoint,
         strategy: any GrantStrategy,
         store: any TokenStore = InMemoryTokenStore(),
         configuration: Configuration = Configuration(),
-        logger: Logger? = nil
+        logger: Logger? = nil,
+        userTokenSource: (@Sendable () async throws -> String)? = nil
     ) {
         self.init(
             level: level,
@@ -158,6 +161,7 @@ public actor TokenBroker {
             store: store,
             configuration: configuration,
             logger: logger,
+            userTokenSource: userTokenSource,
             now: { Date() }
         )
     }
@@ -170,8 +174,10 @@ public actor TokenBroker {
         store: any TokenStore,
         configuration: Configuration,
         logger: Logger?,
+        userTokenSource: (@Sendable () async throws -> String)? = nil,
         now: @escaping @Sendable () -> Date
     ) {
+        self.userTokenSource = userTokenSource
         self.level = level
         self.endpoint = endpoint
         self.strategy = strategy
@@ -192,10 +198,10 @@ public actor TokenBroker {
     /// A valid token: the current one, or a new one from the one renewal in flight.
     ///
     /// - Returns: The token and its version.
-    /// - Throws: ``AuthError`` (``AuthError/Kind/userNotAuthenticated`` when there is no
-    ///   user, ``AuthError/Kind/excessiveRefresh`` past the refresh limit, …), or
+    /// - Throws: ``CourierError`` (``CourierError/Kind/userNotAuthenticated`` when there is no
+    ///   user, ``CourierError/Kind/excessiveRefresh`` past the refresh limit, …), or
     ///   `CancellationError` when the calling task is cancelled while waiting.
-    public nonisolated func token() async throws -> BrokeredToken {
+    nonisolated func token() async throws -> BrokeredToken {
         if let token = cachedToken() { return token }
         return try await slowToken()
     }
@@ -209,7 +215,7 @@ public actor TokenBroker {
     /// - Parameter rejected: The token that was sent, as ``token()`` returned it.
     /// - Returns: The token to retry with.
     /// - Throws: As ``token()``.
-    public func tokenRejected(_ rejected: BrokeredToken) async throws -> BrokeredToken {
+    func tokenRejected(_ rejected: BrokeredToken) async throws -> BrokeredToken {
         let action = machine.tokenRejected(version: rejected.version, now: now())
         syncFastPath()
         return try await perform(action)
@@ -222,9 +228,9 @@ public actor TokenBroker {
     ///
     /// - Parameter grant: The grant, such as ``PasswordGrant`` or ``AuthorizationCodeGrant``.
     /// - Returns: The new token.
-    /// - Throws: ``AuthError`` from the grant, or `CancellationError`.
+    /// - Throws: ``CourierError`` from the grant, or `CancellationError`.
     @discardableResult
-    public func authorize(with grant: any GrantStrategy) async throws -> BrokeredToken {
+    func authorize(with grant: any GrantStrategy) async throws -> BrokeredToken {
         while true {
             try Task.checkCancellation()
             if let operation = machine.grantRequested() {
@@ -252,8 +258,8 @@ public actor TokenBroker {
     /// is none.
     ///
     /// - Returns: The token, possibly expired.
-    /// - Throws: ``TokenStoreError`` when the store must be read and cannot be.
-    public func currentToken() async throws -> OAuth2Token? {
+    /// - Throws: ``CourierError`` when the store must be read and cannot be.
+    func currentToken() async throws -> OAuth2Token? {
         if machine.isLoaded { return machine.token }
         let stored = try await store.token(for: storeKey)
         // The store was read outside the machine: prefer whatever the machine learnt meanwhile.
@@ -262,21 +268,21 @@ public actor TokenBroker {
 
     /// Forgets the level's token, in memory and in the store (logout).
     ///
-    /// Callers waiting for a renewal get ``AuthError/Kind/userNotAuthenticated``; a renewal
+    /// Callers waiting for a renewal get ``CourierError/Kind/userNotAuthenticated``; a renewal
     /// that finishes afterwards is dropped, and the token it obtained is revoked.
     ///
     /// - Returns: The token that was current, so the caller can revoke it.
-    /// - Throws: ``TokenStoreError`` when the store cannot be written; the token is forgotten
+    /// - Throws: ``CourierError`` when the store cannot be written; the token is forgotten
     ///   in memory regardless.
     @discardableResult
-    public func wipe() async throws -> OAuth2Token? {
+    func wipe() async throws -> OAuth2Token? {
         let previous = machine.token
         let abandoned = machine.wiped()
         syncFastPath()
         if let abandoned, let future = futures.removeValue(forKey: abandoned) {
             future.complete(
                 .failure(
-                    AuthError(kind: .userNotAuthenticated, message: "the \(level) tokens were wiped", level: level)
+                    CourierError(kind: .userNotAuthenticated, message: "the \(level) tokens were wiped", level: level)
                 )
             )
         }
@@ -285,7 +291,7 @@ public actor TokenBroker {
     }
 
     /// Counts of renewals, grants and store reads so far.
-    public var statistics: Statistics { counters }
+    var statistics: Statistics { counters }
 
     // MARK: Operations
 
@@ -384,7 +390,14 @@ public actor TokenBroker {
         }
 
         if reason != .requested { counters.renewals += 1 }
-        let context = GrantContext(level: level, current: current, reason: reason, endpoint: endpoint, logger: logger)
+        let context = GrantContext(
+            level: level,
+            current: current,
+            reason: reason,
+            endpoint: endpoint,
+            logger: logger,
+            userTokenSource: userTokenSource
+        )
         let obtained: Result<OAuth2Token, any Error>
         do {
             obtained = .success(try await strategy.obtainToken(context))
@@ -404,7 +417,7 @@ public actor TokenBroker {
             }
             return .success(token)
         case .fail(let error, let wipe):
-            logger.debug("\(level) token renewal failed: \(error.kind.rawValue)")
+            logger.debug("\(level) token renewal failed: \(error.kind)")
             if wipe, let storeError = await persist(nil) {
                 logger.error("the \(level) token could not be removed from the store: \(storeError)")
             }
@@ -461,9 +474,8 @@ public actor TokenBroker {
         fastPath.withLock { $0 = entry }
     }
 
-    private func abandonedError() -> AuthError {
-        AuthError(
-            kind: .userNotAuthenticated,
+    private func abandonedError() -> CourierError {
+        CourierError(kind: .userNotAuthenticated,
             message: "the \(level) tokens were wiped during the renewal",
             level: level
         )

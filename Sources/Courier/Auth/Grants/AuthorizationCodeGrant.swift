@@ -1,30 +1,30 @@
 import Crypto
-public import Foundation
+import Foundation
 
 /// A PKCE verifier and its S256 challenge (RFC 7636).
-public struct PKCE: Sendable, Hashable, CustomStringConvertible {
+struct PKCE: Sendable, Hashable, CustomStringConvertible {
     /// The `code_verifier`: 43 characters of URL-safe base64 from 32 random bytes.
-    public let verifier: String
+    let verifier: String
     /// The `code_challenge`: `BASE64URL(SHA256(verifier))`.
-    public let challenge: String
+    let challenge: String
     /// The `code_challenge_method`; always `S256`: `plain` protects nothing.
-    public let method = "S256"
+    let method = "S256"
 
     /// Creates a fresh verifier from the system's secure random generator.
-    public init() {
+    init() {
         self.init(verifier: OAuth2Form.base64URL(OAuth2Form.randomBytes(32)))
     }
 
     /// Creates the challenge for a given verifier (for tests against RFC 7636 Appendix B).
     ///
     /// - Parameter verifier: The verifier, 43–128 characters of `[A-Za-z0-9-._~]`.
-    public init(verifier: String) {
+    init(verifier: String) {
         self.verifier = verifier
         self.challenge = OAuth2Form.base64URL(SHA256.hash(data: Data(verifier.utf8)))
     }
 
     /// The method and the challenge, never the verifier.
-    public var description: String { "PKCE(S256, challenge \(challenge))" }
+    var description: String { "PKCE(S256, challenge \(challenge))" }
 }
 
 /// The authorization code grant with PKCE (RFC 6749 §4.1, RFC 7636): the user signs in at
@@ -34,7 +34,7 @@ public struct PKCE: Sendable, Hashable, CustomStringConvertible {
 /// The browser step is yours: ``browser`` receives the authorization URL and returns the
 /// URL the server redirected to. Courier generates the PKCE verifier (S256) and a random
 /// `state`, checks that the redirect carries the same `state` and goes to the configured
-/// redirect URI, and turns an error redirect into ``AuthError/Kind/authorizationDenied``.
+/// redirect URI, and turns an error redirect into ``CourierError/Kind/authorizationDenied``.
 ///
 /// ```swift
 /// let grant = AuthorizationCodeGrant(redirectURI: URL(string: "http://127.0.0.1:8123/callback")!) { url in
@@ -42,18 +42,18 @@ public struct PKCE: Sendable, Hashable, CustomStringConvertible {
 /// }
 /// try await access.userClient.authenticate(with: grant)
 /// ```
-public struct AuthorizationCodeGrant: GrantStrategy {
+struct AuthorizationCodeGrant: GrantStrategy {
     /// Shows the authorization URL to the user and returns the redirect URL.
-    public typealias Browser = @Sendable (_ authorizationURL: URL) async throws -> URL
+    typealias Browser = @Sendable (_ authorizationURL: URL) async throws -> URL
 
     /// Where the server redirects to; it must be registered for the client.
-    public var redirectURI: URL
+    var redirectURI: URL
     /// The scope to ask for; `nil` lets the server choose its default.
-    public var scope: Set<Scope>?
+    var scope: Set<Scope>?
     /// Extra query parameters for the authorization request (`login_hint`, `prompt`, …).
-    public var additionalAuthorizationParameters: [(name: String, value: String)]
+    var additionalAuthorizationParameters: [(name: String, value: String)]
     /// The browser step.
-    public var browser: Browser
+    var browser: Browser
 
     /// Creates the grant.
     ///
@@ -63,7 +63,7 @@ public struct AuthorizationCodeGrant: GrantStrategy {
     ///   - additionalAuthorizationParameters: Extra query parameters for the authorization
     ///     request.
     ///   - browser: Shows the URL and returns the redirect.
-    public init(
+    init(
         redirectURI: URL,
         scope: Set<Scope>? = nil,
         additionalAuthorizationParameters: [(name: String, value: String)] = [],
@@ -84,7 +84,7 @@ public struct AuthorizationCodeGrant: GrantStrategy {
     ///   - state: The state to send.
     ///   - pkce: The verifier and challenge.
     /// - Returns: The URL.
-    public func authorizationURL(endpoint: URL, clientID: String, state: String, pkce: PKCE) -> URL {
+    func authorizationURL(endpoint: URL, clientID: String, state: String, pkce: PKCE) -> URL {
         var parameters: [(name: String, value: String)] = [
             ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI.absoluteString),
         ]
@@ -98,10 +98,9 @@ public struct AuthorizationCodeGrant: GrantStrategy {
     }
 
     /// Runs the browser step, checks the redirect and exchanges the code.
-    public func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
+    func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
         guard let authorizationEndpoint = context.endpoint.server.authorizationEndpoint else {
-            throw AuthError(
-                kind: .missingConfiguration,
+            throw CourierError(kind: .missingConfiguration,
                 message: "the authorization server has no authorization endpoint",
                 level: context.level
             )
@@ -136,8 +135,7 @@ public struct AuthorizationCodeGrant: GrantStrategy {
         guard let components = URLComponents(url: redirect, resolvingAgainstBaseURL: false),
             let expected = URLComponents(url: expectedRedirect, resolvingAgainstBaseURL: false)
         else {
-            throw AuthError(
-                kind: .invalidAuthorizationResponse,
+            throw CourierError(kind: .invalidAuthorizationResponse,
                 message: "the redirect URL cannot be parsed",
                 level: level
             )
@@ -148,8 +146,7 @@ public struct AuthorizationCodeGrant: GrantStrategy {
             components.host?.lowercased() == expected.host?.lowercased(),
             components.path == expected.path, portMatches
         else {
-            throw AuthError(
-                kind: .invalidAuthorizationResponse,
+            throw CourierError(kind: .invalidAuthorizationResponse,
                 message: "the redirect does not go to the configured redirect URI",
                 level: level
             )
@@ -166,23 +163,20 @@ public struct AuthorizationCodeGrant: GrantStrategy {
         if let error = OAuth2Error(queryItems: items) {
             // An error redirect with the wrong state may be forged; say so rather than trust it.
             guard returnedState == state else {
-                throw AuthError(
-                    kind: .invalidAuthorizationResponse,
+                throw CourierError(kind: .invalidAuthorizationResponse,
                     message: "an error redirect carried a state that does not match the request",
                     level: level,
                     oauthError: error
                 )
             }
-            throw AuthError(
-                kind: .authorizationDenied,
+            throw CourierError(kind: .authorizationDenied,
                 message: "the authorization server answered \(error.code)",
                 level: level,
                 oauthError: error
             )
         }
         guard returnedState == state else {
-            throw AuthError(
-                kind: .invalidAuthorizationResponse,
+            throw CourierError(kind: .invalidAuthorizationResponse,
                 message: returnedState == nil
                     ? "the redirect carries no state"
                     : "the redirect's state does not match the request (possible CSRF)",
@@ -190,7 +184,7 @@ public struct AuthorizationCodeGrant: GrantStrategy {
             )
         }
         guard let code = items.first(where: { $0.name == "code" })?.value, !code.isEmpty else {
-            throw AuthError(kind: .invalidAuthorizationResponse, message: "the redirect carries no code", level: level)
+            throw CourierError(kind: .invalidAuthorizationResponse, message: "the redirect carries no code", level: level)
         }
         return code
     }

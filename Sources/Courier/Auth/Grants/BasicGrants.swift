@@ -3,24 +3,24 @@
 ///
 /// It needs no previous token, so it also serves as the renewal: the device level asks for a
 /// new one whenever its token expires or is rejected (the server issues no refresh token).
-public struct ClientCredentialsGrant: GrantStrategy {
+struct ClientCredentialsGrant: GrantStrategy {
     /// The scope to ask for; `nil` lets the server choose its default.
-    public var scope: Set<Scope>?
+    var scope: Set<Scope>?
     /// Extra form parameters for servers that want them.
-    public var additionalParameters: [(name: String, value: String)]
+    var additionalParameters: [(name: String, value: String)]
 
     /// Creates the grant.
     ///
     /// - Parameters:
     ///   - scope: The scope to ask for.
     ///   - additionalParameters: Extra form parameters.
-    public init(scope: Set<Scope>? = nil, additionalParameters: [(name: String, value: String)] = []) {
+    init(scope: Set<Scope>? = nil, additionalParameters: [(name: String, value: String)] = []) {
         self.scope = scope
         self.additionalParameters = additionalParameters
     }
 
     /// Requests a token.
-    public func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
+    func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
         var parameters: [(name: String, value: String)] = []
         if let scope, !scope.isEmpty { parameters.append(("scope", Scope.parameterValue(of: scope))) }
         return try await context.endpoint.requestToken(
@@ -36,13 +36,13 @@ public struct ClientCredentialsGrant: GrantStrategy {
 ///
 /// Use it only where the client is trusted with the password (a first-party app, a test);
 /// prefer ``AuthorizationCodeGrant``. The `description` never shows the password.
-public struct PasswordGrant: GrantStrategy, CustomStringConvertible {
+struct PasswordGrant: GrantStrategy, CustomStringConvertible {
     /// The username.
-    public var username: String
+    var username: String
     /// The password.
-    public var password: String
+    var password: String
     /// The scope to ask for; `nil` lets the server choose its default.
-    public var scope: Set<Scope>?
+    var scope: Set<Scope>?
 
     /// Creates the grant.
     ///
@@ -50,14 +50,14 @@ public struct PasswordGrant: GrantStrategy, CustomStringConvertible {
     ///   - username: The username.
     ///   - password: The password.
     ///   - scope: The scope to ask for.
-    public init(username: String, password: String, scope: Set<Scope>? = nil) {
+    init(username: String, password: String, scope: Set<Scope>? = nil) {
         self.username = username
         self.password = password
         self.scope = scope
     }
 
     /// Requests a token.
-    public func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
+    func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
         var parameters: [(name: String, value: String)] = [("username", username), ("password", password)]
         if let scope, !scope.isEmpty { parameters.append(("scope", Scope.parameterValue(of: scope))) }
         return try await context.endpoint.requestToken(
@@ -68,7 +68,7 @@ public struct PasswordGrant: GrantStrategy, CustomStringConvertible {
     }
 
     /// The username, never the password.
-    public var description: String { "PasswordGrant(\(username), password \(Redaction.placeholder))" }
+    var description: String { "PasswordGrant(\(username), password \(Redaction.placeholder))" }
 }
 
 /// The refresh token grant (RFC 6749 §6): renews the current token with its refresh token,
@@ -79,23 +79,22 @@ public struct PasswordGrant: GrantStrategy, CustomStringConvertible {
 /// without a refresh token keeps the previous one, and one without a scope keeps the
 /// previous scope (RFC 6749 §5.1).
 ///
-/// Without a current refresh token it throws ``AuthError/Kind/userNotAuthenticated``.
-public struct RefreshTokenGrant: GrantStrategy {
+/// Without a current refresh token it throws ``CourierError/Kind/userNotAuthenticated``.
+struct RefreshTokenGrant: GrantStrategy {
     /// A narrower scope to ask for; `nil` keeps the granted scope.
-    public var scope: Set<Scope>?
+    var scope: Set<Scope>?
 
     /// Creates the grant.
     ///
     /// - Parameter scope: A narrower scope to ask for.
-    public init(scope: Set<Scope>? = nil) {
+    init(scope: Set<Scope>? = nil) {
         self.scope = scope
     }
 
     /// Presents the current refresh token.
-    public func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
+    func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
         guard let current = context.current, let refreshToken = current.refreshToken else {
-            throw AuthError(
-                kind: .userNotAuthenticated,
+            throw CourierError(kind: .userNotAuthenticated,
                 message: context.current == nil
                     ? "there is no \(context.level) token: authenticate first"
                     : "the \(context.level) token cannot be renewed: it has no refresh token",
@@ -120,13 +119,13 @@ public struct RefreshTokenGrant: GrantStrategy {
 /// ```swift
 /// let grant = ExtensionGrant(grantType: .jwtBearer, parameters: [("assertion", signedJWT)])
 /// ```
-public struct ExtensionGrant: GrantStrategy {
+struct ExtensionGrant: GrantStrategy {
     /// The `grant_type`.
-    public var grantType: GrantType
+    var grantType: AuthorizationServer.GrantType
     /// The grant's parameters, in order.
-    public var parameters: [(name: String, value: String)]
+    var parameters: [(name: String, value: String)]
     /// The scope to ask for.
-    public var scope: Set<Scope>?
+    var scope: Set<Scope>?
 
     /// Creates the grant.
     ///
@@ -134,14 +133,14 @@ public struct ExtensionGrant: GrantStrategy {
     ///   - grantType: The `grant_type`.
     ///   - parameters: The grant's parameters.
     ///   - scope: The scope to ask for.
-    public init(grantType: GrantType, parameters: [(name: String, value: String)], scope: Set<Scope>? = nil) {
+    init(grantType: AuthorizationServer.GrantType, parameters: [(name: String, value: String)], scope: Set<Scope>? = nil) {
         self.grantType = grantType
         self.parameters = parameters
         self.scope = scope
     }
 
     /// Requests a token.
-    public func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
+    func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
         var parameters = parameters
         if let scope, !scope.isEmpty { parameters.append(("scope", Scope.parameterValue(of: scope))) }
         return try await context.endpoint.requestToken(

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The token exchange grant (RFC 8693): trade a subject token — usually the user's access
 /// token — for a token with another scope or audience.
@@ -12,22 +12,22 @@ public import Foundation
 ///     (try await userBroker.token().token.accessToken, .accessToken)
 /// }
 /// ```
-public struct TokenExchangeGrant: GrantStrategy {
+struct TokenExchangeGrant: GrantStrategy {
     /// Produces a subject or actor token and its type.
-    public typealias TokenSource = @Sendable () async throws -> (token: String, type: TokenTypeIdentifier)
+    typealias TokenSource = @Sendable () async throws -> (token: String, type: AuthorizationServer.TokenTypeIdentifier)
 
     /// The scope to ask for; `nil` lets the server choose.
-    public var scope: Set<Scope>?
+    var scope: Set<Scope>?
     /// The `audience` values (repeatable).
-    public var audience: [String]
+    var audience: [String]
     /// The `resource` URIs (repeatable).
-    public var resource: [URL]
+    var resource: [URL]
     /// The `requested_token_type`; `nil` lets the server choose (an access token).
-    public var requestedTokenType: TokenTypeIdentifier?
+    var requestedTokenType: AuthorizationServer.TokenTypeIdentifier?
     /// The subject token.
-    public var subject: TokenSource
+    var subject: TokenSource
     /// The actor token, for delegation (`act` claim); `nil` for impersonation.
-    public var actor: TokenSource?
+    var actor: TokenSource?
 
     /// Creates the grant.
     ///
@@ -38,11 +38,11 @@ public struct TokenExchangeGrant: GrantStrategy {
     ///   - requestedTokenType: The `requested_token_type`.
     ///   - actor: The actor token, for delegation.
     ///   - subject: The subject token.
-    public init(
+    init(
         scope: Set<Scope>? = nil,
         audience: [String] = [],
         resource: [URL] = [],
-        requestedTokenType: TokenTypeIdentifier? = nil,
+        requestedTokenType: AuthorizationServer.TokenTypeIdentifier? = nil,
         actor: TokenSource? = nil,
         subject: @escaping TokenSource
     ) {
@@ -55,7 +55,7 @@ public struct TokenExchangeGrant: GrantStrategy {
     }
 
     /// Fetches the subject (and actor) token and exchanges it.
-    public func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
+    func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
         let subject = try await subject()
         var parameters: [(name: String, value: String)] = [
             ("subject_token", subject.token), ("subject_token_type", subject.type.rawValue),
@@ -73,39 +73,5 @@ public struct TokenExchangeGrant: GrantStrategy {
             parameters: parameters,
             requestedScope: scope
         )
-    }
-}
-
-/// What a token exchange asks for: scope, audience and resource (RFC 8693 §2.1).
-///
-/// ``UserClient/sendAuthorizedRequest(exchange:request:logger:)`` keeps one broker per distinct
-/// exchange, so repeated calls reuse the exchanged token until it expires.
-public struct TokenExchangeRequest: Sendable, Hashable {
-    /// The scope to ask for; `nil` lets the server choose.
-    public var scope: Set<Scope>?
-    /// The `audience` values.
-    public var audience: [String]
-    /// The `resource` URIs.
-    public var resource: [URL]
-
-    /// Creates an exchange request.
-    ///
-    /// - Parameters:
-    ///   - scope: The scope.
-    ///   - audience: The audience values.
-    ///   - resource: The resource URIs.
-    public init(scope: Set<Scope>? = nil, audience: [String] = [], resource: [URL] = []) {
-        self.scope = scope
-        self.audience = audience
-        self.resource = resource
-    }
-
-    /// The authorization level of the exchanged token: `exchange:` and a stable hash of the
-    /// request, so each distinct exchange has its own broker and store entry.
-    public var level: AuthorizationLevel {
-        let scopeText = scope.map { Scope.parameterValue(of: $0) } ?? "-"
-        let key =
-            "\(scopeText)|\(audience.joined(separator: ","))|\(resource.map(\.absoluteString).joined(separator: ","))"
-        return AuthorizationLevel(rawValue: "exchange:\(StableHash.hex(key))")
     }
 }

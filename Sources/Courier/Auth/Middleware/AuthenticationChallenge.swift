@@ -1,4 +1,4 @@
-public import HTTPTypes
+import HTTPTypes
 
 /// One challenge of a `WWW-Authenticate` field (RFC 9110 §11.6.1): a scheme with either
 /// parameters or a token68.
@@ -9,14 +9,14 @@ public import HTTPTypes
 /// challenges.first?.scheme                 // "Bearer"
 /// challenges.first?.parameters["error"]    // "invalid_token"
 /// ```
-public struct AuthenticationChallenge: Sendable, Hashable, CustomStringConvertible {
+struct AuthenticationChallenge: Sendable, Hashable, CustomStringConvertible {
     /// The scheme as sent, such as `Basic`, `Digest` or `Bearer`. Compare with
     /// ``hasScheme(_:)``, which ignores case.
-    public let scheme: String
+    let scheme: String
     /// The parameters by lower-cased name; quoted values are unquoted.
-    public let parameters: [String: String]
+    let parameters: [String: String]
     /// The token68 value of a scheme that uses one instead of parameters.
-    public let token68: String?
+    let token68: String?
 
     /// Creates a challenge.
     ///
@@ -24,7 +24,7 @@ public struct AuthenticationChallenge: Sendable, Hashable, CustomStringConvertib
     ///   - scheme: The scheme.
     ///   - parameters: The parameters; names are lower-cased.
     ///   - token68: The token68 value.
-    public init(scheme: String, parameters: [String: String] = [:], token68: String? = nil) {
+    init(scheme: String, parameters: [String: String] = [:], token68: String? = nil) {
         self.scheme = scheme
         var lowered: [String: String] = [:]
         for (name, value) in parameters { lowered[name.lowercased()] = value }
@@ -35,13 +35,13 @@ public struct AuthenticationChallenge: Sendable, Hashable, CustomStringConvertib
     /// Whether the scheme is `scheme`, ignoring case.
     ///
     /// - Parameter scheme: The scheme, such as `"basic"`.
-    public func hasScheme(_ scheme: String) -> Bool { self.scheme.lowercased() == scheme.lowercased() }
+    func hasScheme(_ scheme: String) -> Bool { self.scheme.lowercased() == scheme.lowercased() }
 
     /// The `realm` parameter.
-    public var realm: String? { parameters["realm"] }
+    var realm: String? { parameters["realm"] }
 
     /// The scheme and parameter names (values may be sensitive, such as a nonce).
-    public var description: String {
+    var description: String {
         "\(scheme)(\(parameters.keys.sorted().joined(separator: ", ")))"
     }
 
@@ -49,7 +49,7 @@ public struct AuthenticationChallenge: Sendable, Hashable, CustomStringConvertib
     ///
     /// - Parameter fields: The response's header fields.
     /// - Returns: The challenges; malformed parts are skipped.
-    public static func challenges(in fields: HTTPFields) -> [AuthenticationChallenge] {
+    static func challenges(in fields: HTTPFields) -> [AuthenticationChallenge] {
         fields[values: .wwwAuthenticate].flatMap { parse($0) }
     }
 
@@ -60,7 +60,7 @@ public struct AuthenticationChallenge: Sendable, Hashable, CustomStringConvertib
     ///
     /// - Parameter value: The field value.
     /// - Returns: The challenges.
-    public static func parse(_ value: String) -> [AuthenticationChallenge] {
+    static func parse(_ value: String) -> [AuthenticationChallenge] {
         var scanner = ChallengeScanner(Array(value.utf8))
         var result: [AuthenticationChallenge] = []
         var scheme: String?
@@ -223,7 +223,7 @@ extension AuthenticationChallenge {
         return challenges.contains { challenge in
             guard challenge.hasScheme("Bearer") else { return false }
             guard let error = challenge.parameters["error"] else { return true }
-            return error == OAuth2ErrorCode.invalidToken.rawValue
+            return error == OAuth2Error.Code.invalidToken.rawValue
         }
     }
 }

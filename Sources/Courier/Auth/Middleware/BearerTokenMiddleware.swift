@@ -1,4 +1,4 @@
-public import HTTPTypes
+import HTTPTypes
 import Logging
 
 /// Decides whether a credential may be attached to a request: credential confinement
@@ -14,7 +14,7 @@ extension CredentialPolicy {
     /// Call it before obtaining the credential, so that nothing is fetched for a refused host.
     func checkAuthorizable(_ request: HTTPRequest) throws {
         guard request.headerFields[.authorization] == nil else {
-            throw SessionError.invalidHeader("Authorization is owned by Courier; a request may not set it")
+            throw CourierError.invalidHeader("Authorization is owned by Courier; a request may not set it")
         }
         try checkCredentialTarget(request)
     }
@@ -34,9 +34,9 @@ extension CredentialPolicy {
 /// - A body that cannot be replayed is not resent: the 401 goes to the caller.
 /// - Renewing goes through the broker's token endpoint, which is not behind this
 ///   middleware: no recursion.
-public struct BearerTokenMiddleware: Middleware {
+struct BearerTokenMiddleware: Middleware {
     /// The broker whose token is attached.
-    public let broker: TokenBroker
+    let broker: TokenBroker
     let policy: any CredentialPolicy
 
     init(broker: TokenBroker, policy: any CredentialPolicy) {
@@ -45,7 +45,7 @@ public struct BearerTokenMiddleware: Middleware {
     }
 
     /// Attaches the token, and renews and resends once on a 401 that rejects it.
-    public func intercept(
+    func intercept(
         _ request: HTTPRequest,
         body: RequestBody?,
         context: MiddlewareContext,
@@ -76,7 +76,7 @@ public struct BearerTokenMiddleware: Middleware {
 /// servers that authenticate the client itself rather than a token.
 ///
 /// The same confinement applies as for tokens: HTTPS to trusted hosts only.
-public struct ClientBasicMiddleware: Middleware {
+struct ClientBasicMiddleware: Middleware {
     private let value: String
     let policy: any CredentialPolicy
 
@@ -86,7 +86,7 @@ public struct ClientBasicMiddleware: Middleware {
     }
 
     /// Attaches the credentials.
-    public func intercept(
+    func intercept(
         _ request: HTTPRequest,
         body: RequestBody?,
         context: MiddlewareContext,

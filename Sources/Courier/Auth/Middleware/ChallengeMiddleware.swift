@@ -30,24 +30,28 @@ public struct ChallengeCredential: Sendable, Hashable, CustomStringConvertible {
 public struct ChallengeContext: Sendable {
     /// The challenge Courier will answer: the strongest it supports (Digest SHA-256, then
     /// Digest MD5, then Basic).
-    public let challenge: AuthenticationChallenge
-    /// Every challenge of the response.
-    public let challenges: [AuthenticationChallenge]
+    let challenge: AuthenticationChallenge
+    /// The scheme of the challenge Courier will answer: `Digest` or `Basic`.
+    public var scheme: String { challenge.scheme }
+    /// The challenge's `realm`, when it names one.
+    public var realm: String? { challenge.realm }
+    /// The challenge's auth parameters (`realm`, `qop`, `algorithm`, …), names in lower case.
+    public var parameters: [String: String] { challenge.parameters }
     /// The request that was challenged, without its `Authorization` field.
     public let request: HTTPRequest
     /// The host that challenged.
     public let host: String
 }
 
-/// Supplies credentials for HTTP authentication challenges (seed 004's challenge filter).
+/// Supplies credentials for HTTP authentication challenges .
 ///
 /// Return `nil` to leave the 401 to the caller. Courier answers at most once per request:
-/// credentials that are rejected again give ``AuthError/Kind/challengeFailed``, never a loop.
+/// credentials that are rejected again give ``CourierError/Kind/challengeFailed``, never a loop.
 ///
 /// ```swift
 /// struct VaultCredentials: ChallengeCredentialProvider {
 ///     func credential(for context: ChallengeContext) async throws -> ChallengeCredential? {
-///         guard context.challenge.realm == "reports" else { return nil }
+///         guard context.realm == "reports" else { return nil }
 ///         return try await vault.credential(named: "reports")
 ///     }
 /// }
@@ -62,18 +66,18 @@ public protocol ChallengeCredentialProvider: Sendable {
 }
 
 /// A credential provider made from a closure.
-public struct AnyChallengeCredentialProvider: ChallengeCredentialProvider {
+struct AnyChallengeCredentialProvider: ChallengeCredentialProvider {
     private let body: @Sendable (ChallengeContext) async throws -> ChallengeCredential?
 
     /// Creates a provider.
     ///
     /// - Parameter body: Returns the credential for a challenge, or `nil`.
-    public init(_ body: @escaping @Sendable (ChallengeContext) async throws -> ChallengeCredential?) {
+    init(_ body: @escaping @Sendable (ChallengeContext) async throws -> ChallengeCredential?) {
         self.body = body
     }
 
     /// Runs the closure.
-    public func credential(for context: ChallengeContext) async throws -> ChallengeCredential? {
+    func credential(for context: ChallengeContext) async throws -> ChallengeCredential? {
         try await body(context)
     }
 }
@@ -88,9 +92,9 @@ public struct AnyChallengeCredentialProvider: ChallengeCredentialProvider {
 ///   another host is left to the caller.
 /// - A body that cannot be replayed is not resent.
 /// - When the restarted request is challenged again with the same scheme, the credentials
-///   were wrong: ``AuthError/Kind/challengeFailed`` (with the status and endpoint), not
+///   were wrong: ``CourierError/Kind/challengeFailed`` (with the status and endpoint), not
 ///   another attempt. A Digest answer marked `stale` gets one more try with the new nonce.
-public struct ChallengeMiddleware: Middleware {
+struct ChallengeMiddleware: Middleware {
     let provider: any ChallengeCredentialProvider
     let policy: any CredentialPolicy
 
@@ -100,7 +104,7 @@ public struct ChallengeMiddleware: Middleware {
     }
 
     /// Sends the request, and answers a supported challenge once.
-    public func intercept(
+    func intercept(
         _ request: HTTPRequest,
         body: RequestBody?,
         context: MiddlewareContext,
@@ -110,16 +114,18 @@ public struct ChallengeMiddleware: Middleware {
         guard response.status.code == 401 else { return response }
         let challenges = AuthenticationChallenge.challenges(in: response.headerFields)
         guard let challenge = Self.strongest(challenges), body?.isReplayable ?? true else { return response }
-        guard (try? policy.checkCredentialTarget(request)) != nil, let authority = request.authority else {
+        guard (try? policy.checkCredentialTarget(request)) != nil,
+            let authority = request.authority.flatMap({ try? Authority($0) })
+        else {
             context.logger.debug("401 challenge from a host that may not receive credentials: not answered")
             return response
         }
         var plain = request
         plain.headerFields[.authorization] = nil
-        let host = authority.split(separator: ":").first.map(String.init) ?? authority
+        let host = authority.host
         guard
             let credential = try await provider.credential(
-                for: ChallengeContext(challenge: challenge, challenges: challenges, request: plain, host: host)
+                for: ChallengeContext(challenge: challenge, request: plain, host: host)
             )
         else { return response }
 
@@ -142,8 +148,7 @@ public struct ChallengeMiddleware: Middleware {
                 continue
             }
             let path = request.path.map { String($0.prefix { $0 != "?" }) } ?? "/"
-            throw AuthError(
-                kind: .challengeFailed,
+            throw CourierError(kind: .challengeFailed,
                 message:
                     "the \(current.scheme) credentials for realm \"\(current.realm ?? "")\" at \(host) were rejected",
                 statusCode: 401,

@@ -43,13 +43,13 @@ public protocol ResponseFilter: Sendable {
 /// Fields the filter sets that carry credentials (`Authorization`, `Cookie`, anything
 /// ``Redaction/isSensitive(_:)`` matches) go only where tokens may go: HTTPS to trusted
 /// hosts. A body that cannot be replayed is never resent: its response is delivered. A
-/// filter that asks for more restarts than allowed gets ``AuthError/Kind/challengeFailed``.
-public struct ResponseFilterMiddleware: Middleware {
+/// filter that asks for more restarts than allowed gets ``CourierError/Kind/challengeFailed``.
+struct ResponseFilterMiddleware: Middleware {
     let filter: any ResponseFilter
     let maximumRestarts: Int
     let policy: any CredentialPolicy
 
-    init(filter: any ResponseFilter, maximumRestarts: Int, policy: any CredentialPolicy) {
+    init(filter: any ResponseFilter, maximumRestarts: Int = 1, policy: any CredentialPolicy) {
         self.filter = filter
         self.maximumRestarts = max(0, maximumRestarts)
         self.policy = policy
@@ -57,7 +57,7 @@ public struct ResponseFilterMiddleware: Middleware {
 
     /// Sends the request and lets the filter decide, restarting at most
     /// `maximumRestarts` times.
-    public func intercept(
+    func intercept(
         _ request: HTTPRequest,
         body: RequestBody?,
         context: MiddlewareContext,
@@ -76,8 +76,7 @@ public struct ResponseFilterMiddleware: Middleware {
             guard body?.isReplayable ?? true else { return response }
             guard restarts < maximumRestarts else {
                 let path = request.path.map { String($0.prefix { $0 != "?" }) } ?? "/"
-                throw AuthError(
-                    kind: .challengeFailed,
+                throw CourierError(kind: .challengeFailed,
                     message:
                         "the response filter asked for restart \(restarts + 1); at most \(maximumRestarts) allowed",
                     statusCode: response.status.code,

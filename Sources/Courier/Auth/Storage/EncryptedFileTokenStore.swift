@@ -13,8 +13,8 @@ import Foundation
 ///   sealed with AES-256-GCM under the key from a ``TokenStoreKeyProvider`` with a fresh
 ///   random nonce per write. The file's header is authenticated too.
 /// - **Damage is an error.** A file that was changed, cut short or written with another key
-///   throws ``TokenStoreError`` (``TokenStoreError/Kind/tampered``,
-///   ``TokenStoreError/Kind/truncated``, ``TokenStoreError/Kind/wrongKey``); it is never
+///   throws ``CourierError`` (``CourierError/Kind/tampered``,
+///   ``CourierError/Kind/truncated``, ``CourierError/Kind/wrongKey``); it is never
 ///   read as a token, and never silently replaced.
 /// - **Atomic writes.** A write goes to a temporary file in the same directory (mode 0600),
 ///   is flushed with `fsync`, and is renamed over the store; the directory is synced after.
@@ -57,7 +57,7 @@ public final class EncryptedFileTokenStore: TokenStore {
 
     /// The token under `key`.
     ///
-    /// - Throws: ``TokenStoreError`` when the file is damaged, written with another key, or
+    /// - Throws: ``CourierError`` when the file is damaged, written with another key, or
     ///   cannot be read.
     public func token(for key: TokenStoreKey) async throws -> OAuth2Token? {
         let symmetricKey = try await encryptionKey()
@@ -68,7 +68,7 @@ public final class EncryptedFileTokenStore: TokenStore {
 
     /// Stores or removes the token under `key`, rewriting the file atomically.
     ///
-    /// - Throws: ``TokenStoreError`` when the existing file is damaged or cannot be written.
+    /// - Throws: ``CourierError`` when the existing file is damaged or cannot be written.
     public func setToken(_ token: OAuth2Token?, for key: TokenStoreKey) async throws {
         let symmetricKey = try await encryptionKey()
         try PathLock.withLock(path) {
@@ -105,14 +105,13 @@ public final class EncryptedFileTokenStore: TokenStore {
         let key: SymmetricKey
         do {
             key = try await keyProvider.key()
-        } catch let error as TokenStoreError {
+        } catch let error as CourierError {
             throw error
         } catch {
-            throw TokenStoreError(kind: .keyUnavailable, message: "the key provider failed: \(error)", path: path)
+            throw CourierError(kind: .tokenStoreKeyUnavailable, message: "the key provider failed: \(error)", path: path)
         }
         guard key.bitCount == 256 else {
-            throw TokenStoreError(
-                kind: .keyUnavailable,
+            throw CourierError(kind: .tokenStoreKeyUnavailable,
                 message: "the key has \(key.bitCount) bits; AES-256 needs 256",
                 path: path
             )
@@ -130,7 +129,7 @@ public final class EncryptedFileTokenStore: TokenStore {
             decoder.dateDecodingStrategy = .secondsSince1970
             return try decoder.decode(Document.self, from: plaintext)
         } catch {
-            throw TokenStoreError(kind: .encodingFailed, message: "the decrypted store does not decode", path: path)
+            throw CourierError(kind: .tokenStoreUnsupportedFormat, message: "the decrypted store does not decode", path: path)
         }
     }
 
@@ -142,7 +141,7 @@ public final class EncryptedFileTokenStore: TokenStore {
         do {
             plaintext = try encoder.encode(document)
         } catch {
-            throw TokenStoreError(kind: .encodingFailed, message: "the tokens do not encode: \(error)", path: path)
+            throw CourierError(kind: .tokenStoreUnsupportedFormat, message: "the tokens do not encode: \(error)", path: path)
         }
         try writeAtomically(try Self.seal(plaintext, key: key, path: path))
     }
@@ -155,7 +154,7 @@ public final class EncryptedFileTokenStore: TokenStore {
 
     static func seal(_ plaintext: Data, key: SymmetricKey, path: String?) throws -> Data {
         guard plaintext.count <= Int(UInt32.max) else {
-            throw TokenStoreError(kind: .encodingFailed, message: "the store is too large", path: path)
+            throw CourierError(kind: .tokenStoreUnsupportedFormat, message: "the store is too large", path: path)
         }
         var header = magic + [version] + keyID(key)
         let length = UInt32(plaintext.count)
@@ -166,7 +165,7 @@ public final class EncryptedFileTokenStore: TokenStore {
             let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(), authenticating: Data(header))
             return Data(header) + Data(box.nonce) + box.ciphertext + box.tag
         } catch {
-            throw TokenStoreError(kind: .encodingFailed, message: "AES-GCM sealing failed: \(error)", path: path)
+            throw CourierError(kind: .tokenStoreUnsupportedFormat, message: "AES-GCM sealing failed: \(error)", path: path)
         }
     }
 
@@ -175,28 +174,24 @@ public final class EncryptedFileTokenStore: TokenStore {
         guard bytes.count >= headerSize else {
             // A prefix of a header (or nothing): a write that was cut, or a cut file.
             if bytes.isEmpty || Array(magic.prefix(bytes.count)) == Array(bytes.prefix(magic.count)) {
-                throw TokenStoreError(
-                    kind: .truncated,
+                throw CourierError(kind: .tokenStoreTruncated,
                     message: "the file has \(bytes.count) bytes, less than a header",
                     path: path
                 )
             }
-            throw TokenStoreError(
-                kind: .unsupportedFormat,
+            throw CourierError(kind: .tokenStoreUnsupportedFormat,
                 message: "the file is not a Courier token store",
                 path: path
             )
         }
         guard Array(bytes[0..<4]) == magic else {
-            throw TokenStoreError(
-                kind: .unsupportedFormat,
+            throw CourierError(kind: .tokenStoreUnsupportedFormat,
                 message: "the file is not a Courier token store",
                 path: path
             )
         }
         guard bytes[4] == version else {
-            throw TokenStoreError(
-                kind: .unsupportedFormat,
+            throw CourierError(kind: .tokenStoreUnsupportedFormat,
                 message: "store format version \(bytes[4]) is not supported",
                 path: path
             )
@@ -204,21 +199,19 @@ public final class EncryptedFileTokenStore: TokenStore {
         let length = Int(bytes[13]) << 24 | Int(bytes[14]) << 16 | Int(bytes[15]) << 8 | Int(bytes[16])
         let expected = headerSize + nonceSize + length + tagSize
         guard bytes.count >= expected else {
-            throw TokenStoreError(
-                kind: .truncated,
+            throw CourierError(kind: .tokenStoreTruncated,
                 message: "the file has \(bytes.count) of \(expected) bytes",
                 path: path
             )
         }
         guard bytes.count == expected else {
-            throw TokenStoreError(
-                kind: .tampered,
+            throw CourierError(kind: .tokenStoreTampered,
                 message: "the file has \(bytes.count - expected) bytes more than its header says",
                 path: path
             )
         }
         guard Array(bytes[5..<13]) == keyID(key) else {
-            throw TokenStoreError(kind: .wrongKey, message: "the store was written with another key", path: path)
+            throw CourierError(kind: .tokenStoreWrongKey, message: "the store was written with another key", path: path)
         }
         do {
             let nonceStart = headerSize
@@ -231,8 +224,7 @@ public final class EncryptedFileTokenStore: TokenStore {
             )
             return try AES.GCM.open(box, using: key, authenticating: Data(bytes[0..<headerSize]))
         } catch {
-            throw TokenStoreError(
-                kind: .tampered,
+            throw CourierError(kind: .tokenStoreTampered,
                 message: "the store failed authentication: it was changed",
                 path: path
             )
@@ -300,8 +292,8 @@ public final class EncryptedFileTokenStore: TokenStore {
         }
     }
 
-    private func ioError(_ what: String) -> TokenStoreError {
-        TokenStoreError(kind: .io, message: "\(what): \(String(cString: strerror(errno)))", path: path)
+    private func ioError(_ what: String) -> CourierError {
+        CourierError(kind: .tokenStoreIOFailure, message: "\(what): \(String(cString: strerror(errno)))", path: path)
     }
 }
 

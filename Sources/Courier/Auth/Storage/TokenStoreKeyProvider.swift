@@ -17,7 +17,7 @@ public protocol TokenStoreKeyProvider: Sendable {
     /// The key.
     ///
     /// - Returns: A 256-bit key.
-    /// - Throws: Any error; the store reports it as ``TokenStoreError/Kind/keyUnavailable``.
+    /// - Throws: Any error; the store reports it as ``CourierError/Kind/keyUnavailable``.
     func key() async throws -> SymmetricKey
 }
 
@@ -47,12 +47,12 @@ public struct EnvironmentKeyProvider: TokenStoreKeyProvider {
 
     /// Reads and decodes the variable.
     ///
-    /// - Throws: ``TokenStoreError/Kind/keyUnavailable`` when it is unset or not 32 bytes.
+    /// - Throws: ``CourierError/Kind/keyUnavailable`` when it is unset or not 32 bytes.
     public func key() async throws -> SymmetricKey {
         guard let text = ProcessInfo.processInfo.environment[variable], let data = Data(base64Encoded: text),
             data.count == 32
         else {
-            throw TokenStoreError(kind: .keyUnavailable, message: "\(variable) must hold 32 bytes in base64")
+            throw CourierError(kind: .tokenStoreKeyUnavailable, message: "\(variable) must hold 32 bytes in base64")
         }
         return SymmetricKey(data: data)
     }
@@ -76,7 +76,7 @@ public struct KeyFileProvider: TokenStoreKeyProvider {
 
     /// Reads the key, creating the file first when it does not exist.
     ///
-    /// - Throws: ``TokenStoreError/Kind/keyUnavailable`` when the file cannot be created or
+    /// - Throws: ``CourierError/Kind/keyUnavailable`` when the file cannot be created or
     ///   read, or does not hold 32 bytes.
     public func key() async throws -> SymmetricKey {
         if let data = FileManager.default.contents(atPath: path) {
@@ -89,8 +89,7 @@ public struct KeyFileProvider: TokenStoreKeyProvider {
         let temporary = path + ".tmp-" + OAuth2Form.base64URL(OAuth2Form.randomBytes(6))
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw TokenStoreError(
-                kind: .keyUnavailable,
+            throw CourierError(kind: .tokenStoreKeyUnavailable,
                 message: "cannot create the key file: \(Self.errnoText())",
                 path: path
             )
@@ -101,16 +100,14 @@ public struct KeyFileProvider: TokenStoreKeyProvider {
         let synced = written == bytes.count && fsync(fd) == 0
         close(fd)
         guard synced else {
-            throw TokenStoreError(
-                kind: .keyUnavailable,
+            throw CourierError(kind: .tokenStoreKeyUnavailable,
                 message: "cannot write the key file: \(Self.errnoText())",
                 path: path
             )
         }
         if link(temporary, path) != 0 {
             guard errno == EEXIST, let data = FileManager.default.contents(atPath: path) else {
-                throw TokenStoreError(
-                    kind: .keyUnavailable,
+                throw CourierError(kind: .tokenStoreKeyUnavailable,
                     message: "cannot create the key file: \(Self.errnoText())",
                     path: path
                 )
@@ -124,7 +121,7 @@ public struct KeyFileProvider: TokenStoreKeyProvider {
 
     private static func validated(_ data: Data, path: String) throws -> SymmetricKey {
         guard data.count == 32 else {
-            throw TokenStoreError(kind: .keyUnavailable, message: "the key file must hold exactly 32 bytes", path: path)
+            throw CourierError(kind: .tokenStoreKeyUnavailable, message: "the key file must hold exactly 32 bytes", path: path)
         }
         return SymmetricKey(data: data)
     }

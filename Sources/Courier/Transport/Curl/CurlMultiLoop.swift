@@ -107,7 +107,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             return (true, wake)
         }
         if !accepted {
-            if case .start(let transfer) = command { transfer.fail(TransportError.shutDownError) }
+            if case .start(let transfer) = command { transfer.fail(CourierError.shutDown("transport")) }
             return
         }
         if wake { _ = curl_multi_wakeup(multi) }
@@ -228,7 +228,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             handle = fresh
             handleCount.wrappingAdd(1, ordering: .relaxed)
         } else {
-            transfer.fail(TransportError(kind: .other, message: "curl_easy_init failed: out of memory"))
+            transfer.fail(CourierError(kind: .transportFailure, message: "curl_easy_init failed: out of memory"))
             return false
         }
         do {
@@ -245,7 +245,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             transfer.detach()
             recycle(handle)
             let text = String(cString: curl_multi_strerror(code))
-            transfer.fail(TransportError(kind: .other, message: "curl_multi_add_handle failed: \(text)"))
+            transfer.fail(CourierError(kind: .transportFailure, message: "curl_multi_add_handle failed: \(text)"))
             return false
         }
         running[easy] = transfer
@@ -291,7 +291,7 @@ final class CurlMultiLoop: @unchecked Sendable {
                 if deadline <= now {
                     transfer.isQueued = false
                     queuedCount.wrappingSubtract(1, ordering: .relaxed)
-                    transfer.fail(TransportError(kind: .timedOut, message: "the request timed out waiting for a connection"))
+                    transfer.fail(CourierError(kind: .timedOut, message: "the request timed out waiting for a connection"))
                     left += 1
                 } else {
                     earliest = min(earliest ?? deadline, deadline)
@@ -365,14 +365,14 @@ final class CurlMultiLoop: @unchecked Sendable {
             transfer.detach()  // releases the handle: curl_easy_cleanup
             handleCount.wrappingSubtract(1, ordering: .relaxed)
             activeCount.wrappingSubtract(1, ordering: .relaxed)
-            transfer.fail(TransportError.shutDownError)
+            transfer.fail(CourierError.shutDown("transport"))
         }
         running.removeAll()
         for slots in origins.values {
             for transfer in slots.queued where transfer.isQueued {
                 transfer.isQueued = false
                 queuedCount.wrappingSubtract(1, ordering: .relaxed)
-                transfer.fail(TransportError.shutDownError)
+                transfer.fail(CourierError.shutDown("transport"))
             }
         }
         origins.removeAll()
@@ -386,7 +386,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             }
             return (inbox.commands, inbox.stopWaiters)
         }
-        for case .start(let transfer) in commands { transfer.fail(TransportError.shutDownError) }
+        for case .start(let transfer) in commands { transfer.fail(CourierError.shutDown("transport")) }
         _ = curl_multi_cleanup(multi)
         for waiter in waiters { waiter.resume() }
     }
@@ -413,6 +413,6 @@ extension CurlMultiLoop: TaskExecutor {
     }
 }
 
-extension TransportError {
-    static let shutDownError = TransportError(kind: .shutDown, message: "the transport was shut down")
+extension CourierError {
+    static let shutDownError = CourierError(kind: .shutDown, message: "the transport was shut down")
 }

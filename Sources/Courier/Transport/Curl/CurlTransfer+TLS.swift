@@ -18,8 +18,7 @@ extension CurlTransfer {
     func configureTLS(_ easy: UnsafeMutableRawPointer, transport: CurlTransport.Configuration) throws {
         let security = transport.security
         guard security.isSecured || isHTTPS || transport.proxy != .none else { return }
-        let minimum = security.minimumTLSVersion == .v1_3 ? .v1_3 : transport.minimumTLSVersion
-        let version = minimum == .v1_3 ? CURL_SSLVERSION_TLSv1_3 : CURL_SSLVERSION_TLSv1_2
+        let version = security.minimumTLSVersion == .v1_3 ? CURL_SSLVERSION_TLSv1_3 : CURL_SSLVERSION_TLSv1_2
         try set(easy, CURLOPT_SSLVERSION, Int(version))
         if let bundle = transport.trustedCertificateBundlePath {
             try set(easy, CURLOPT_CAINFO, bundle)
@@ -35,13 +34,13 @@ extension CurlTransfer {
         try set(easy, CURLOPT_SSL_CTX_DATA, pointer: Unmanaged.passUnretained(compiled).toOpaque())
     }
 
-    /// The ``SecurityError`` for a transfer that the TLS hook refused, or `nil` for any
+    /// The ``CourierError`` for a transfer that the TLS hook refused, or `nil` for any
     /// other failure (loop thread, before the easy handle is reset).
     ///
     /// The hook refuses a chain with `X509_V_ERR_APPLICATION_VERIFICATION`, which libcurl
     /// reports as `CURLE_PEER_FAILED_VERIFICATION` with that verify result. The host is the
     /// one of the connection that failed (after a redirect, the redirect's).
-    func securityFailure(_ code: CURLcode) -> SecurityError? {
+    func securityFailure(_ code: CURLcode) -> CourierError? {
         guard code == CURLE_PEER_FAILED_VERIFICATION, let easy, let compiled = loop.configuration.security.compiled else {
             return nil
         }
@@ -51,9 +50,13 @@ extension CurlTransfer {
         else { return nil }
         var url: UnsafePointer<CChar>?
         _ = ccurl_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &url)
-        let host = url.flatMap { HostName.host(ofURL: String(cString: $0)) } ?? request.authority ?? "the server"
-        guard let policy = compiled.policy(forHost: host) else { return SecurityError.untrustedHost(host) }
-        return SecurityError.pinMismatch(
+        let connection = url.flatMap { Authority.of(url: String(cString: $0)) }
+        let host = connection?.authority.host ?? request.authority ?? "the server"
+        let port = connection.flatMap { $0.authority.port(defaultFor: $0.scheme) }
+        guard let policy = compiled.policy(forHost: host, port: port) else {
+            return CourierError.untrustedHost(connection?.authority.description ?? host)
+        }
+        return CourierError.pinMismatch(
             host: host,
             expected: policy.pins,
             pinnedCertificateAuthorities: policy.pinnedCertificateAuthorities
@@ -74,11 +77,12 @@ enum CurlTLSHook {
         let compiled = Unmanaged<CompiledTrust>.fromOpaque(userData).takeUnretainedValue()
         var url: UnsafePointer<CChar>?
         guard ccurl_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK, let url,
-            let host = HostName.host(ofURL: String(cString: url))
+            let connection = Authority.of(url: String(cString: url))
         else {
             return ccourier_tls_apply(sslContext, nil) == 1 ? CURLE_OK : CURLE_SSL_CERTPROBLEM
         }
-        let policy = compiled.handle(forHost: host)
+        let port = connection.authority.port(defaultFor: connection.scheme)
+        let policy = compiled.handle(forHost: connection.authority.host, port: port)
         return ccourier_tls_apply(sslContext, policy) == 1 ? CURLE_OK : CURLE_SSL_CERTPROBLEM
     }
 }

@@ -42,9 +42,9 @@ final class CurlTransfer: @unchecked Sendable {
     // Response body.
     private var buffer = ResponseBuffer()
     private var stream: ResponseBodyStream?
-    private var failure: TransportError?
+    private var failure: CourierError?
     /// A response the security policy refused (the transfer was aborted for it).
-    private var refusal: SecurityError?
+    private var refusal: CourierError?
     /// Whether a redirect already turned the request into a GET without its body.
     private var bodyDropped = false
 
@@ -74,7 +74,7 @@ final class CurlTransfer: @unchecked Sendable {
         loop: CurlMultiLoop
     ) throws {
         guard let scheme = request.scheme, let authority = request.authority else {
-            throw TransportError(kind: .invalidRequest, message: "the request has no scheme or authority")
+            throw CourierError(kind: .invalidURL, message: "the request has no scheme or authority")
         }
         self.request = request
         self.body = body
@@ -110,7 +110,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     func configure(_ handle: CurlEasyHandle, transport: CurlTransport.Configuration) throws {
         if request.method == .head, body != nil {
-            throw TransportError(kind: .invalidRequest, message: "a HEAD request cannot carry a body")
+            throw CourierError(kind: .bodyNotAllowed, message: "a HEAD request cannot carry a body")
         }
         self.handle = handle
         let easy = handle.pointer
@@ -203,7 +203,7 @@ final class CurlTransfer: @unchecked Sendable {
             upload = .memory(data, offset: 0)
         case .file(let path, _):
             guard let handle = FileHandle(forReadingAtPath: path) else {
-                throw TransportError(kind: .requestBodyFailed, message: "cannot open \(path) for reading")
+                throw CourierError(kind: .requestBodyFailed, message: "cannot open \(path) for reading")
             }
             upload = .file(handle)
         case .stream(_, _, let pump):
@@ -299,7 +299,7 @@ final class CurlTransfer: @unchecked Sendable {
             if statusCode == 307 || statusCode == 308, body != nil, !bodyDropped, loop.configuration.security.isSecured,
                 let target = crossOriginTarget(of: location)
             {
-                refusal = SecurityError.crossOriginRedirect(status: statusCode, toHost: target)
+                refusal = CourierError.crossOriginRedirect(status: statusCode, toHost: target)
                 return false
             }
             // libcurl turns POST into GET on 301, 302 and 303, and any method into GET on 303:
@@ -337,13 +337,9 @@ final class CurlTransfer: @unchecked Sendable {
         guard let base = URL(string: current.map { String(cString: $0) } ?? url),
             let target = URL(string: location, relativeTo: base)?.absoluteURL
         else { return location }  // unparseable: treat as foreign
-        // Hosts in the normal form trust policies use (case, trailing dot, IPv6 brackets).
-        func origin(_ url: URL) -> (scheme: String, host: String, port: Int) {
-            let scheme = url.scheme?.lowercased() ?? ""
-            return (scheme, HostName.normalized(url.host ?? ""), url.port ?? (scheme == "https" ? 443 : 80))
-        }
-        let targetOrigin = origin(target)
-        return targetOrigin == origin(base) ? nil : (targetOrigin.host.isEmpty ? location : targetOrigin.host)
+        // Origins in the normal form trust policies use (case, trailing dot, IPv6, default ports).
+        guard let targetOrigin = Authority.Origin(url: target) else { return location }
+        return targetOrigin == Authority.Origin(url: base) ? nil : targetOrigin.host
     }
 
     /// Takes body bytes. Returns the count taken; anything else makes curl pause or fail.
@@ -358,7 +354,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
         guard case .buffered(let limit) = options.responseBody else { return bytes.count }
         if buffer.count + bytes.count > limit {
-            failure = TransportError(kind: .responseTooLarge, message: "the response body exceeds \(limit) bytes")
+            failure = CourierError(kind: .responseTooLarge, message: "the response body exceeds \(limit) bytes")
             return 0
         }
         if buffer.capacity == 0, expectedLength > 0, expectedLength <= Int64(limit) {
@@ -383,7 +379,7 @@ final class CurlTransfer: @unchecked Sendable {
         case .file(let handle):
             let count = read(handle.fileDescriptor, destination.baseAddress, destination.count)
             if count < 0 {
-                failure = TransportError(kind: .requestBodyFailed, message: "reading the request body file failed: errno \(errno)")
+                failure = CourierError(kind: .requestBodyFailed, message: "reading the request body file failed: errno \(errno)")
                 return Int(ccurl_readfunc_abort())
             }
             return count
@@ -395,7 +391,7 @@ final class CurlTransfer: @unchecked Sendable {
                 isSendPaused = true
                 return Int(ccurl_readfunc_pause())
             case .failed(let error):
-                failure = TransportError(kind: .requestBodyFailed, message: "the request body stream failed: \(error)")
+                failure = CourierError(kind: .requestBodyFailed, message: "the request body stream failed: \(error)")
                 return Int(ccurl_readfunc_abort())
             }
         case .none:
@@ -406,14 +402,14 @@ final class CurlTransfer: @unchecked Sendable {
     func progress(downloadTotal: Int64, downloaded: Int64, uploadTotal: Int64, uploaded: Int64) {
         if uploaded != lastUpload, uploaded > 0 || uploadTotal > 0 {
             lastUpload = uploaded
-            control.reportUpload(TransferProgress(completedBytes: uploaded, expectedBytes: uploadTotal > 0 ? uploadTotal : nil))
+            control.reportUpload(NetworkTask.Progress(completedBytes: uploaded, expectedBytes: uploadTotal > 0 ? uploadTotal : nil))
         }
         // Report downloads in steps of 64 KiB, and the last byte.
         if downloaded != lastDownload,
             downloaded - lastDownload >= 65_536 || (downloadTotal > 0 && downloaded == downloadTotal)
         {
             lastDownload = downloaded
-            control.reportDownload(TransferProgress(completedBytes: downloaded, expectedBytes: downloadTotal > 0 ? downloadTotal : nil))
+            control.reportDownload(NetworkTask.Progress(completedBytes: downloaded, expectedBytes: downloadTotal > 0 ? downloadTotal : nil))
         }
     }
 
@@ -429,7 +425,7 @@ final class CurlTransfer: @unchecked Sendable {
                 fail(refused)
                 return
             }
-            fail(failure ?? proxyFailure(code) ?? TransportError(curlCode: code, detail: handle?.errorText ?? "", https: isHTTPS))
+            fail(failure ?? proxyFailure(code) ?? CourierError(curlCode: code, detail: handle?.errorText ?? "", https: isHTTPS))
             return
         }
         if let stream {
@@ -444,13 +440,13 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// A proxy that refused the tunnel (a CONNECT answered with 407, 403, 502…).
-    private func proxyFailure(_ code: CURLcode) -> TransportError? {
+    private func proxyFailure(_ code: CURLcode) -> CourierError? {
         guard let easy else { return nil }
         var connectCode = 0
         _ = ccurl_easy_getinfo_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectCode)
         guard connectCode >= 300 else { return nil }
         let reason = connectCode == 407 ? "the proxy requires authentication (407)" : "the proxy refused the tunnel with status \(connectCode)"
-        return TransportError(kind: .proxyFailure, curlCode: Int(code.rawValue), message: reason)
+        return CourierError(kind: .proxyFailure, message: reason, curlCode: Int(code.rawValue))
     }
 
     func fail(_ error: any Error) {
@@ -506,7 +502,11 @@ final class CurlTransfer: @unchecked Sendable {
 
     func check(_ code: CURLcode, _ what: @autoclosure () -> String) throws {
         guard code == CURLE_OK else {
-            throw TransportError(kind: .invalidRequest, curlCode: Int(code.rawValue), message: "cannot set \(what()): \(String(cString: curl_easy_strerror(code)))")
+            throw CourierError(
+                kind: .transportFailure,
+                message: "cannot set \(what()): \(String(cString: curl_easy_strerror(code)))",
+                curlCode: Int(code.rawValue)
+            )
         }
     }
 

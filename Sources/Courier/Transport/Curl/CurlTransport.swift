@@ -24,14 +24,6 @@ public final class CurlTransport: Transport {
             case url(String, excludedHosts: [String] = [])
         }
 
-        /// The lowest TLS version accepted.
-        public enum TLSVersion: Sendable, Hashable {
-            /// TLS 1.2.
-            case v1_2
-            /// TLS 1.3.
-            case v1_3
-        }
-
         /// The most connections to one host (8 by default); `0` means no limit. Further
         /// requests wait for a free connection (or, over HTTP/2, share one).
         ///
@@ -48,19 +40,15 @@ public final class CurlTransport: Transport {
         public var proxy: Proxy
         /// A PEM bundle of the certificate authorities to trust instead of the system's.
         public var trustedCertificateBundlePath: String?
-        /// The lowest TLS version accepted (1.2 by default).
-        public var minimumTLSVersion: TLSVersion
         /// Whether HTTPS may use HTTP/2 when the server offers it.
         public var allowsHTTP2: Bool
-        // Security (Sources/Courier/Security):
         /// The trust policies every connection is checked against.
         ///
         /// With a secured configuration, each TLS connection is checked against the policy
         /// of the host it goes to — the request's host or a redirect's — in the handshake:
         /// pins are matched against the verified chain, a pinned CA bundle replaces
         /// ``trustedCertificateBundlePath``, a host without a policy is refused, and the
-        /// TLS minimum is the higher of ``minimumTLSVersion`` and the configuration's.
-        /// Plain HTTP is refused. ``SecurityConfiguration/unpinned`` (the default) checks
+        /// TLS minimum is the configuration's. Plain HTTP is refused. ``SecurityConfiguration/unpinned`` (the default) checks
         /// certificates against ``trustedCertificateBundlePath`` or the system's store only.
         public var security: SecurityConfiguration
 
@@ -71,7 +59,6 @@ public final class CurlTransport: Transport {
         ///   - maximumConnections: The most connections in all (no limit by default).
         ///   - proxy: The proxy (the environment decides by default).
         ///   - trustedCertificateBundlePath: A CA bundle to trust instead of the system's.
-        ///   - minimumTLSVersion: The lowest TLS version accepted.
         ///   - allowsHTTP2: Whether HTTPS may use HTTP/2.
         ///   - security: The trust policies every connection is checked against (none by default).
         public init(
@@ -79,7 +66,6 @@ public final class CurlTransport: Transport {
             maximumConnections: Int = 0,
             proxy: Proxy = .environment,
             trustedCertificateBundlePath: String? = nil,
-            minimumTLSVersion: TLSVersion = .v1_2,
             allowsHTTP2: Bool = true,
             security: SecurityConfiguration = .unpinned
         ) {
@@ -87,7 +73,6 @@ public final class CurlTransport: Transport {
             self.maximumConnections = maximumConnections
             self.proxy = proxy
             self.trustedCertificateBundlePath = trustedCertificateBundlePath
-            self.minimumTLSVersion = minimumTLSVersion
             self.allowsHTTP2 = allowsHTTP2
             self.security = security
         }
@@ -107,6 +92,9 @@ public final class CurlTransport: Transport {
 
     /// The configuration.
     public let configuration: Configuration
+
+    /// The trust every connection is checked against: ``Configuration/security``.
+    public var security: SecurityConfiguration { configuration.security }
     let loop: CurlMultiLoop
 
     /// Creates a transport and starts its thread.
@@ -153,7 +141,7 @@ public final class CurlTransport: Transport {
     ///   - options: Timeouts, redirects and body delivery.
     ///   - control: Progress and suspend/resume for this transfer.
     /// - Returns: The response.
-    /// - Throws: ``TransportError`` or `CancellationError`.
+    /// - Throws: ``CourierError`` or `CancellationError`.
     public func execute(
         _ request: HTTPRequest,
         body: RequestBody?,
@@ -171,8 +159,8 @@ public final class CurlTransport: Transport {
         }
     }
 
-    /// Fails the transfers in flight with ``TransportError/shutDown``, frees every curl handle
-    /// and stops the thread. Later requests fail with ``TransportError/shutDown``.
+    /// Fails the transfers in flight with ``CourierError/Kind/shutDown``, frees every curl handle
+    /// and stops the thread. Later requests fail with ``CourierError/Kind/shutDown``.
     public func shutdown() async {
         await loop.shutdown()
     }

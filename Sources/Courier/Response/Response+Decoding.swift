@@ -1,6 +1,6 @@
 public import Foundation
 
-extension ResourceResponse {
+extension Response {
     /// Returns the response when its status is accepted, and throws otherwise.
     ///
     /// This is the one place where a status becomes an error, and only when the caller asks:
@@ -11,12 +11,12 @@ extension ResourceResponse {
     ///
     /// - Parameter acceptableStatusCodes: The accepted codes, 200–299 by default.
     /// - Returns: The response itself, for chaining.
-    /// - Throws: ``ResourceError`` (``ResourceError/Kind/clientError``,
-    ///   ``ResourceError/Kind/serverError`` or ``ResourceError/Kind/unexpectedStatus``)
+    /// - Throws: ``CourierError`` (``CourierError/Kind/clientError``,
+    ///   ``CourierError/Kind/serverError`` or ``CourierError/Kind/unexpectedStatus``)
     ///   carrying this response.
     @discardableResult
-    public func validate(acceptableStatusCodes: ClosedRange<Int> = 200...299) throws -> ResourceResponse {
-        guard acceptableStatusCodes.contains(statusCode) else { throw ResourceError.status(of: self) }
+    public func validate(acceptableStatusCodes: ClosedRange<Int> = 200...299) throws -> Response {
+        guard acceptableStatusCodes.contains(statusCode) else { throw CourierError.status(of: self) }
         return self
     }
 
@@ -29,7 +29,7 @@ extension ResourceResponse {
     ///   - type: The type to decode.
     ///   - decoder: The decoder, for key and date strategies.
     /// - Returns: The decoded value.
-    /// - Throws: ``ResourceError/Kind/undecodableBody`` with the decoder's explanation.
+    /// - Throws: ``CourierError/Kind/undecodableBody`` with the decoder's explanation.
     public func decode<T: Decodable>(_ type: T.Type, decoder: JSONDecoder = JSONDecoder()) throws -> T {
         do {
             return try decoder.decode(type, from: data)
@@ -46,7 +46,7 @@ extension ResourceResponse {
     ///
     /// - Parameter type: The type to decode.
     /// - Returns: The decoded value.
-    /// - Throws: ``ResourceError/Kind/undecodableBody`` for malformed XML or a mismatch.
+    /// - Throws: ``CourierError/Kind/undecodableBody`` for malformed XML or a mismatch.
     public func decodeXML<T: Decodable>(_ type: T.Type) throws -> T {
         do {
             return try XMLTreeDecoder().decode(type, from: data)
@@ -55,13 +55,35 @@ extension ResourceResponse {
         }
     }
 
-    private func undecodable<T>(_ type: T.Type, format: String, _ error: any Error) -> ResourceError {
-        ResourceError(
+    private func undecodable<T>(_ type: T.Type, format: String, _ error: any Error) -> CourierError {
+        let endpoint = self.endpoint?.description
+        return CourierError(
             kind: .undecodableBody,
+            message: "the \(format) body\(endpoint.map { " of \($0)" } ?? "") does not decode as \(T.self): \(error)",
             statusCode: statusCode,
             endpoint: endpoint,
-            message: "the \(format) body of \(endpoint) does not decode as \(T.self): \(error)",
             response: self
+        )
+    }
+}
+
+extension CourierError {
+    /// The error for a status that was not accepted: ``Kind/clientError`` for 4xx,
+    /// ``Kind/serverError`` for 5xx, ``Kind/unexpectedStatus`` otherwise.
+    static func status(of response: Response) -> CourierError {
+        let kind: Kind =
+            switch response.statusCode {
+            case 400...499: .clientError
+            case 500...599: .serverError
+            default: .unexpectedStatus
+            }
+        let endpoint = response.endpoint?.description
+        return CourierError(
+            kind: kind,
+            message: "\(endpoint ?? "the request") answered \(response.status)",
+            statusCode: response.statusCode,
+            endpoint: endpoint,
+            response: response
         )
     }
 }

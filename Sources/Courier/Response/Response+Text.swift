@@ -1,6 +1,6 @@
 import Foundation
 
-extension ResourceResponse {
+extension Response {
     /// The body as text, decoded with the charset that `Content-Type` names.
     ///
     /// Without a charset the body is read as UTF-8 (RFC 8259 for JSON, and what servers send

@@ -1,7 +1,7 @@
 internal import CCurlShim
 
-extension TransportError {
-    /// Maps a libcurl failure to a transport error that keeps curl's code and text.
+extension CourierError {
+    /// Maps a libcurl failure to an error that keeps curl's code and text.
     init(curlCode code: CURLcode, detail: String, https: Bool) {
         let kind: Kind
         switch code {
@@ -24,11 +24,11 @@ extension TransportError {
         case CURLE_READ_ERROR, CURLE_SEND_FAIL_REWIND, CURLE_ABORTED_BY_CALLBACK:
             kind = .requestBodyFailed
         case CURLE_UNSUPPORTED_PROTOCOL:
-            kind = https ? .insecureRedirect : .invalidRequest
+            kind = https ? .insecureRedirect : .invalidURL
         case CURLE_URL_MALFORMAT:
-            kind = .invalidRequest
+            kind = .invalidURL
         default:
-            kind = .other
+            kind = .transportFailure
         }
         let summary = String(cString: curl_easy_strerror(code))
         let message: String
@@ -40,6 +40,6 @@ extension TransportError {
         default:
             message = detail.isEmpty ? summary : "\(summary): \(detail)"
         }
-        self.init(kind: kind, curlCode: Int(code.rawValue), message: message)
+        self.init(kind: kind, message: message, curlCode: Int(code.rawValue), curlDetail: detail.isEmpty ? summary : detail)
     }
 }

@@ -1,0 +1,219 @@
+public import HTTPTypes
+
+/// The one error Courier throws: what went wrong, where, and everything a caller needs to act.
+///
+/// Every public API of Courier throws `CourierError` (or `CancellationError` when the calling
+/// task was cancelled). Match on ``kind``; the other properties say where and why, and are
+/// filled in when they apply:
+///
+/// ```swift
+/// do {
+///     let profile = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
+/// } catch let error as CourierError where error.kind == .userNotAuthenticated {
+///     showLogin()
+/// } catch let error as CourierError where error.kind == .timedOut {
+///     retryLater()
+/// }
+/// ```
+///
+/// ### Groups of kinds
+///
+/// - Bad input, refused before anything was sent: ``Kind/invalidURL``,
+///   ``Kind/invalidHeader``, ``Kind/reservedHeader``, ``Kind/invalidParameter``,
+///   ``Kind/bodyNotAllowed``, ``Kind/conflictingBody``, ``Kind/unreadableFile``,
+///   ``Kind/encodingFailed``, ``Kind/invalidBody``, ``Kind/shutDown``.
+/// - The network: ``Kind/couldNotResolveHost``, ``Kind/couldNotConnect``, ``Kind/timedOut``,
+///   ``Kind/tlsFailure``, ``Kind/connectionClosed``, ``Kind/tooManyRedirects``,
+///   ``Kind/insecureRedirect``, ``Kind/proxyFailure``, ``Kind/responseTooLarge``,
+///   ``Kind/responseHeaderTooLarge``, ``Kind/requestBodyFailed``, ``Kind/transportFailure``.
+/// - A status or body the caller did not accept (only from ``Response/validate(acceptableStatusCodes:)``
+///   and ``Response/decode(_:decoder:)``): ``Kind/clientError``, ``Kind/serverError``,
+///   ``Kind/unexpectedStatus``, ``Kind/undecodableBody``.
+/// - Security, refused on purpose and never worth retrying: ``Kind/untrustedHost``,
+///   ``Kind/insecureScheme``, ``Kind/pinMismatch``, ``Kind/debuggerAttached``,
+///   ``Kind/unsupportedTLSBackend``, ``Kind/invalidConfiguration``,
+///   ``Kind/crossOriginRedirect``.
+/// - Authorization: ``Kind/userNotAuthenticated``, ``Kind/clientAuthenticationFailed``,
+///   ``Kind/grantRejected``, ``Kind/tokenRefreshFailed``, ``Kind/invalidTokenResponse``,
+///   ``Kind/excessiveRefresh``, ``Kind/authorizationDenied``,
+///   ``Kind/invalidAuthorizationResponse``, ``Kind/challengeFailed``,
+///   ``Kind/revocationFailed``, ``Kind/missingConfiguration``.
+/// - Token storage: ``Kind/tokenStoreTampered``, ``Kind/tokenStoreTruncated``,
+///   ``Kind/tokenStoreWrongKey``, ``Kind/tokenStoreUnsupportedFormat``,
+///   ``Kind/tokenStoreKeyUnavailable``, ``Kind/tokenStoreIOFailure``,
+///   ``Kind/tokenStoreFailed``.
+///
+/// ### The stable hash
+///
+/// ``stableHash`` is FNV-1a 64 over the UTF-8 bytes of `"<name>|<code>|<endpoint>"`, written
+/// as 16 lower-case hex digits. The name is `client`, `server`, `unexpected` or `decoding`
+/// for the status and body kinds, `auth.<kind>` for the authorization kinds and the kind's
+/// name otherwise; the code is the status code, else the curl code, else `0`; the endpoint is
+/// `METHOD /path` without the query, or `-`. The same error gives the same hash in every
+/// process and every version of Courier (`"client|404|GET /api/users/42"` hashes to the same
+/// value forever), so dashboards can group by it. A path with identifiers (`/users/42`) hashes
+/// per identifier: use a template path for grouping.
+///
+/// No property ever holds a token, a secret, a password, a query string or a cookie.
+public struct CourierError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure: compare it with `==` against the static members.
+    public let kind: Kind
+    /// What went wrong and, where it helps, what to do about it, for people.
+    public let message: String
+    /// The request's method and path without the query (`GET /api/users/42`), when a request
+    /// was involved: the resource request, or the token, revocation or challenge exchange
+    /// that failed.
+    public internal(set) var endpoint: String?
+    /// The HTTP status of the exchange that failed, when a response arrived.
+    public internal(set) var status: HTTPResponse.Status?
+    /// The response, when one arrived: its header fields and its body (a problem-details
+    /// document, say).
+    public internal(set) var response: Response?
+    /// libcurl's `CURLcode`, when libcurl reported the failure.
+    public internal(set) var curlCode: Int?
+    /// libcurl's own text for the failure, kept as detail.
+    public internal(set) var curlDetail: String?
+    /// The host concerned, for security and network failures.
+    public internal(set) var host: String?
+    /// The pins the host had to match (for ``Kind/pinMismatch``).
+    public internal(set) var expectedPins: [SPKIPin]
+    /// The authorization server's error response (`error`, `error_description`, `error_uri`).
+    public internal(set) var oauthError: OAuth2Error?
+    /// The kind of resource request that failed, when a ``UserClient`` or ``DeviceClient`` sent it.
+    public internal(set) var requestKind: ResourceAccess.RequestKind?
+    /// The authorization level whose token was involved.
+    public internal(set) var level: AuthorizationLevel?
+    /// The file concerned (a token store's file).
+    public internal(set) var filePath: String?
+    /// The error underneath, when there was one: another `CourierError`, or an error thrown
+    /// by code of yours (a token store, a grant strategy, a middleware).
+    public internal(set) var underlying: (any Error & Sendable)?
+    /// Where the error was made (`#fileID`).
+    public let file: String
+    /// Where the error was made (`#line`).
+    public let line: Int
+
+    /// Creates an error; for middleware, transports and token stores of your own.
+    ///
+    /// - Parameters:
+    ///   - kind: The kind of failure.
+    ///   - message: What went wrong, for people; never a secret.
+    ///   - underlying: The error underneath.
+    ///   - file: Where the error was made.
+    ///   - line: Where the error was made.
+    public init(
+        _ kind: Kind,
+        message: String,
+        underlying: (any Error & Sendable)? = nil,
+        file: String = #fileID,
+        line: Int = #line
+    ) {
+        self.init(kind: kind, message: message, underlying: underlying, file: file, line: line)
+    }
+
+    init(
+        kind: Kind,
+        message: String,
+        host: String? = nil,
+        expectedPins: [SPKIPin] = [],
+        curlCode: Int? = nil,
+        curlDetail: String? = nil,
+        level: AuthorizationLevel? = nil,
+        oauthError: OAuth2Error? = nil,
+        statusCode: Int? = nil,
+        endpoint: String? = nil,
+        response: Response? = nil,
+        underlying: (any Error & Sendable)? = nil,
+        path: String? = nil,
+        file: String = #fileID,
+        line: Int = #line
+    ) {
+        self.kind = kind
+        self.message = message
+        self.host = host
+        self.expectedPins = expectedPins
+        self.curlCode = curlCode
+        self.curlDetail = curlDetail
+        self.level = level
+        self.oauthError = oauthError
+        self.status = statusCode.map { HTTPResponse.Status(code: $0) }
+        self.endpoint = endpoint
+        self.response = response
+        self.underlying = underlying
+        self.filePath = path
+        self.file = file
+        self.line = line
+    }
+
+    /// The status code, when a response arrived.
+    public var statusCode: Int? { status?.code }
+
+    /// The analytics hash of kind, code and endpoint: 16 hex digits, stable across processes
+    /// and versions (see "The stable hash").
+    public var stableHash: String {
+        StableHash.hex("\(kind.hashName)|\(statusCode ?? curlCode ?? 0)|\(endpoint ?? "-")")
+    }
+
+    /// The error as flat strings for logging and analytics: `reason`, `hash`, and when known
+    /// `code`, `endpoint`, `request_kind`, `level`, `oauth_error`, `curl_code`, `host`.
+    /// Never holds a token, a secret, a query or an `error_description`.
+    public var parameters: [String: String] {
+        var parameters = ["reason": kind.name, "hash": stableHash]
+        if let statusCode { parameters["code"] = String(statusCode) }
+        if let endpoint { parameters["endpoint"] = endpoint }
+        if let requestKind { parameters["request_kind"] = requestKind.rawValue }
+        if let level { parameters["level"] = level.rawValue }
+        if let oauthError { parameters["oauth_error"] = oauthError.code.rawValue }
+        if let curlCode { parameters["curl_code"] = String(curlCode) }
+        if let host { parameters["host"] = host }
+        return parameters
+    }
+
+    /// The kind, the context and the message: `CourierError.timedOut (GET /items): …`.
+    public var description: String {
+        var text = "CourierError.\(kind.name)"
+        var context: [String] = []
+        if let requestKind { context.append("\(requestKind) request") }
+        if let level { context.append("level \(level)") }
+        if let endpoint { context.append(endpoint) }
+        if let status { context.append("status \(status.code)") }
+        if let curlCode { context.append("curl code \(curlCode)") }
+        if !context.isEmpty { text += " (\(context.joined(separator: ", ")))" }
+        if !message.isEmpty { text += ": \(message)" }
+        if let oauthError { text += " [\(oauthError)]" }
+        if let underlying { text += " — \(underlying)" }
+        return text
+    }
+}
+
+extension CourierError {
+    /// A copy that records the kind of resource request and, when unset, the level.
+    func with(requestKind: ResourceAccess.RequestKind) -> CourierError {
+        var copy = self
+        copy.requestKind = requestKind
+        if copy.level == nil { copy.level = requestKind.level }
+        return copy
+    }
+
+    /// A copy that records the endpoint, when it has none yet.
+    func with(endpoint: String) -> CourierError {
+        guard self.endpoint == nil else { return self }
+        var copy = self
+        copy.endpoint = endpoint
+        return copy
+    }
+
+    /// A copy that records the level, when it has none yet.
+    func with(level: AuthorizationLevel) -> CourierError {
+        guard self.level == nil else { return self }
+        var copy = self
+        copy.level = level
+        return copy
+    }
+
+    /// Whether the error is one of the authorization kinds.
+    var isAuthorizationFailure: Bool { kind.domain == .authorization }
+
+    /// Whether the error is one of the security kinds.
+    var isSecurityFailure: Bool { kind.domain == .security }
+}

@@ -1,0 +1,13 @@
+extension ResourceRequest {
+    /// How a request's parameters are written into its body (POST, PUT and PATCH).
+    ///
+    /// Parameters of GET, HEAD and DELETE requests always go in the query string, whatever
+    /// the encoding; a multipart request sends them as text fields.
+    public enum ParameterEncoding: String, Sendable, Hashable, CaseIterable {
+        /// A JSON object with sorted keys, `Content-Type: application/json`. The default.
+        case json
+        /// `application/x-www-form-urlencoded`, formatted by the request's
+        /// ``ResourceRequest.QueryStringFormat``.
+        case formURLEncoded
+    }
+}
