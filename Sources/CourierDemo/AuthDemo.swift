@@ -116,12 +116,11 @@ enum AuthDemo {
         )
 
         section("5. The token expires; 200 concurrent requests cause ONE refresh")
-        let token = try await user.broker.currentToken()
+        let token = try await user.currentToken()
         print("the user token lives \(Int(token?.lifetime ?? 0)) s; waiting for it to expire …")
         try await Task.sleep(until: .now + .seconds(3.3), clock: .continuous)
         try await admin.post("/admin/lifetime?seconds=3600")
         let before = try await admin.grants()
-        let renewalsBefore = await user.broker.statistics.renewals
         let started = ContinuousClock.now
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<200 {
@@ -136,7 +135,6 @@ enum AuthDemo {
         print(
             "refresh_token grants at the server: \(after["refresh_token", default: 0] - before["refresh_token", default: 0])"
         )
-        print("renewals by the user broker: \(await user.broker.statistics.renewals - renewalsBefore)")
 
         section("6. A pinned connection: a wrong pin fails the handshake, nothing is sent")
         let wrongPin = try SPKIPin(sha256: [UInt8](repeating: 0xA5, count: 32))
@@ -144,7 +142,7 @@ enum AuthDemo {
             try TrustPolicy(host: "127.0.0.1", pins: [wrongPin], pinnedCertificateAuthorities: ready.pki.ca_bundle)
         ])
         var wrongConfiguration = configuration
-        wrongConfiguration.security = pinnedWrong
+        wrongConfiguration.transport.security = pinnedWrong
         let wrong = try ResourceAccess(configuration: wrongConfiguration)
         do {
             _ = try await wrong.deviceClient.sendUnauthenticatedRequest(ResourceRequest(path: "/api/public/status"))
@@ -155,7 +153,7 @@ enum AuthDemo {
         await wrong.shutdown()
 
         section("7. Logout: revoke (RFC 7009), wipe, and the tokens are inactive at the server")
-        let current = try await user.broker.currentToken()
+        let current = try await user.currentToken()
         let report = await user.logout()
         print("revoked \(report.revokedTokens) tokens, failures: \(report.failures.count)")
         if let current {

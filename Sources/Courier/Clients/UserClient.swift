@@ -140,6 +140,19 @@ public final class UserClient: Sendable {
         return token
     }
 
+    /// The user's token as it is now, without renewing it: to show its expiry and scope, or
+    /// to hand it to code that is not behind Courier. `nil` when no user is signed in.
+    ///
+    /// - Returns: The token.
+    /// - Throws: ``CourierError`` when the token store cannot be read.
+    public func currentToken() async throws -> OAuth2Token? {
+        do {
+            return try await broker.currentToken()
+        } catch {
+            throw authenticated.tagged(error)
+        }
+    }
+
     /// Whether a user token is present (valid, or renewable with its refresh token).
     public var isAuthenticated: Bool {
         get async {
