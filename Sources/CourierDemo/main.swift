@@ -91,11 +91,11 @@ print("\nreceived \(large.data.count) bytes in \(milliseconds(large.metrics?.tot
 print("\n== 100 concurrent requests over one HTTP/2 connection")
 let quiet = Session(configuration: .init(baseURL: try ready.url("nginx_https")), transport: transport)
 let start = ContinuousClock.now
-let versions = try await withThrowingTaskGroup(of: TransferMetrics.HTTPVersion.self) { group in
+let versions = try await withThrowingTaskGroup(of: Response.Metrics.HTTPVersion.self) { group in
     for _ in 0..<100 {
         group.addTask { try await quiet.send(HTTPRequest(method: .get, path: "/bytes/1k")).metrics?.httpVersion ?? .unknown }
     }
-    var counts: [TransferMetrics.HTTPVersion: Int] = [:]
+    var counts: [Response.Metrics.HTTPVersion: Int] = [:]
     for try await version in group { counts[version, default: 0] += 1 }
     return counts
 }

@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// ```swift
 /// let transport = MockTransport { request, body in
-///     Response(head: HTTPResponse(status: .ok), body: ResponseBody(Data("hello".utf8)))
+///     Response(head: HTTPResponse(status: .ok), body: Response.Body(Data("hello".utf8)))
 /// }
 /// let session = Session(configuration: .init(baseURL: URL(string: "https://example.com")!), transport: transport)
 /// _ = try await session.send(HTTPRequest(method: .get, path: "/greeting"))

@@ -25,7 +25,7 @@ import HTTPTypes
 
 /// A transport that answers every request with the same response, immediately.
 struct NullTransport: Transport {
-    let response = Response(head: HTTPResponse(status: .ok), body: ResponseBody(Data(count: 1024)))
+    let response = Response(head: HTTPResponse(status: .ok), body: Response.Body(Data(count: 1024)))
 
     func execute(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions, control: TransferControl) async throws -> Response {
         response
@@ -129,7 +129,7 @@ let benchmarks: @Sendable () -> Void = {
 
     for count in [0, 5] {
         Benchmark("Session.send.mockTransport.middleware\(count)") { benchmark in
-            let response = Response(head: HTTPResponse(status: .ok), body: ResponseBody(Data(count: 1024)))
+            let response = Response(head: HTTPResponse(status: .ok), body: Response.Body(Data(count: 1024)))
             let session = makeSession(middlewares: count, transport: MockTransport { _, _ in response })
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {

@@ -3,8 +3,8 @@ public import HTTPTypes
 /// The one error Courier throws: what went wrong, where, and everything a caller needs to act.
 ///
 /// Every public API of Courier throws `CourierError` (or `CancellationError` when the calling
-/// task was cancelled). Match on ``kind``; the other properties say where and why, and are
-/// filled in when they apply:
+/// task was cancelled). Match on ``kind`` — two errors are equal when their kinds are; the
+/// other properties say where and why, and are filled in when they apply:
 ///
 /// ```swift
 /// do {
@@ -55,7 +55,7 @@ public import HTTPTypes
 /// per identifier: use a template path for grouping.
 ///
 /// No property ever holds a token, a secret, a password, a query string or a cookie.
-public struct CourierError: Error, Sendable, CustomStringConvertible {
+public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure: compare it with `==` against the static members.
     public let kind: Kind
     /// What went wrong and, where it helps, what to do about it, for people.
@@ -136,7 +136,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         self.curlDetail = curlDetail
         self.level = level
         self.oauthError = oauthError
-        self.status = statusCode.map { HTTPResponse.Status(code: $0) }
+        self.status = statusCode.map { HTTPResponse.Status.standard(code: $0) }
         self.endpoint = endpoint
         self.response = response
         self.underlying = underlying
@@ -147,6 +147,12 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
 
     /// The status code, when a response arrived.
     public var statusCode: Int? { status?.code }
+
+    /// Errors are equal when their kinds are, whatever their messages and details.
+    public static func == (lhs: CourierError, rhs: CourierError) -> Bool { lhs.kind == rhs.kind }
+
+    /// Hashes the kind.
+    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
 
     /// The analytics hash of kind, code and endpoint: 16 hex digits, stable across processes
     /// and versions (see "The stable hash").

@@ -2,7 +2,8 @@ public import Logging
 public import HTTPTypes
 import Foundation
 
-/// Logs one line per request and one per response: method, URL, status, duration and bytes.
+/// Logs one line per request and one per response: method, URL, status, duration and bytes
+/// (for a streamed body, the time to the response head and "body streamed").
 ///
 /// Secrets never reach the log: the values of `Authorization`, `Proxy-Authorization`,
 /// `Cookie` and `Set-Cookie` are replaced by `<redacted>`, and so are the values of query
@@ -46,10 +47,14 @@ public struct LoggingMiddleware: Middleware {
         do {
             let response = try await next(request, body, context)
             let elapsed = ContinuousClock.now - start
-            let bytes = response.metrics?.bytesReceived ?? Int64(response.data.count)
+            // A streamed body has not arrived yet: say so rather than count bytes that are to come.
+            let size =
+                response.body.isStreamed
+                ? "body streamed"
+                : "\(response.metrics?.bytesReceived ?? Int64(response.data.count)) bytes"
             logger.log(
                 level: level,
-                "← \(method) \(target) \(response.status.code) in \(Redaction.milliseconds(elapsed)) ms, \(bytes) bytes"
+                "← \(method) \(target) \(response.status.code) in \(Redaction.milliseconds(elapsed)) ms, \(size)"
             )
             if logger.logLevel <= .debug {
                 logger.debug("← headers \(Redaction.fields(response.headerFields))")

@@ -21,11 +21,11 @@ public struct Response: Sendable {
     /// The status and header fields.
     public var head: HTTPResponse
     /// The body, buffered or streamed.
-    public var body: ResponseBody
+    public var body: Response.Body
     /// Timings, byte counts, HTTP version and connection reuse, when the transport measured them.
     ///
     /// For a streamed body the metrics describe the transfer up to the response head.
-    public var metrics: TransferMetrics?
+    public var metrics: Response.Metrics?
     /// What the request addressed (method and path without query), set by the session.
     var endpoint: ResponseEndpoint?
 
@@ -35,7 +35,7 @@ public struct Response: Sendable {
     ///   - head: The status and header fields.
     ///   - body: The body; empty by default.
     ///   - metrics: The transfer's metrics.
-    public init(head: HTTPResponse, body: ResponseBody = ResponseBody(), metrics: TransferMetrics? = nil) {
+    public init(head: HTTPResponse, body: Response.Body = Response.Body(), metrics: Response.Metrics? = nil) {
         self.head = head
         self.body = body
         self.metrics = metrics

@@ -4,10 +4,11 @@ import Synchronization
 /// A request in flight that can be observed, suspended, resumed and cancelled.
 ///
 /// Create one with ``Session/task(for:body:logger:)``. It starts at once. Await ``value`` for the
-/// response, or watch ``events`` for state changes and progress:
+/// response, watch ``events`` for state changes and progress, or read ``downloadProgress`` and
+/// ``uploadProgress`` when you need the latest figures:
 ///
 /// ```swift
-/// let task = session.task(for: HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/large"))
+/// let task = session.task(for: HTTPRequest(method: .get, path: "/large"))
 /// for await event in task.events {
 ///     if case .downloadProgress(let progress) = event { print(progress.fractionCompleted ?? 0) }
 /// }
@@ -40,6 +41,8 @@ public final class NetworkTask: Sendable, Identifiable {
         var waiters: [CheckedContinuation<Response, any Error>] = []
         var runner: Task<Void, Never>?
         var cancelRequested = false
+        var uploadProgress: NetworkTask.Progress?
+        var downloadProgress: NetworkTask.Progress?
     }
 
     /// The task's identity.
@@ -76,6 +79,12 @@ public final class NetworkTask: Sendable, Identifiable {
 
     /// The error, once the task has failed or was cancelled.
     public var error: (any Error)? { locked_state.withLock { $0.error } }
+
+    /// The latest download progress, `nil` before the first byte of the response body.
+    public var downloadProgress: NetworkTask.Progress? { locked_state.withLock { $0.downloadProgress } }
+
+    /// The latest upload progress, `nil` for a request without a body or before it is sent.
+    public var uploadProgress: NetworkTask.Progress? { locked_state.withLock { $0.uploadProgress } }
 
     /// Cancels the transfer. The task ends in ``NetworkTask/State/cancelled`` unless it had ended.
     public func cancel() {
@@ -203,7 +212,14 @@ public final class NetworkTask: Sendable, Identifiable {
     }
 
     private func publish(_ event: NetworkTask.Event) {
-        let subscribers = locked_state.withLock { Array($0.subscribers.values) }
+        let subscribers = locked_state.withLock { state in
+            switch event {
+            case .uploadProgress(let progress): state.uploadProgress = progress
+            case .downloadProgress(let progress): state.downloadProgress = progress
+            default: break
+            }
+            return Array(state.subscribers.values)
+        }
         for subscriber in subscribers { subscriber.yield(event) }
     }
 }

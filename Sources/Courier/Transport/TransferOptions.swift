@@ -11,7 +11,7 @@ public struct TransferOptions: Sendable, Hashable {
         /// ``CourierError/Kind/responseTooLarge``.
         case buffered(maximumBytes: Int)
         /// The response returns as soon as the head arrives and the body is delivered in
-        /// chunks through ``ResponseBody``. When more than `bufferBytes` wait unread, the
+        /// chunks through ``Response/Body``. When more than `bufferBytes` wait unread, the
         /// transfer pauses until the consumer catches up.
         case streamed(bufferBytes: Int)
     }

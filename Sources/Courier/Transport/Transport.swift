@@ -19,7 +19,7 @@ public import HTTPTypes
 ///         _ request: HTTPRequest, body: RequestBody?, options: TransferOptions, control: TransferControl
 ///     ) async throws -> Response {
 ///         let data = try await body?.collect(upTo: 1 << 20) ?? Data()
-///         return Response(head: HTTPResponse(status: .ok), body: ResponseBody(data))
+///         return Response(head: HTTPResponse(status: .ok), body: Response.Body(data))
 ///     }
 /// }
 /// ```

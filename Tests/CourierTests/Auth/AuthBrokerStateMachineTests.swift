@@ -127,7 +127,7 @@ import Testing
         var machine = machine()
         let v1 = try loaded(&machine, with: token("a", at: start))
         guard case .start(let renewal, _) = machine.tokenRejected(version: v1, now: start) else { throw Unexpected() }
-        let failure = AuthError(kind: .tokenRefreshFailed, message: "503")
+        let failure = CourierError(kind: .tokenRefreshFailed, message: "503")
         guard
             case .fail(let error, let wipe) = machine.operationCompleted(
                 renewal.id,
@@ -135,7 +135,7 @@ import Testing
                 now: start
             )
         else { throw Unexpected() }
-        #expect(error == .tokenRefreshFailed)
+        #expect(error.kind == .tokenRefreshFailed)
         #expect(error.level == .user)
         #expect(!wipe)
         #expect(machine.token?.accessToken == "a")
@@ -145,7 +145,7 @@ import Testing
         var machine = machine()
         let v1 = try loaded(&machine, with: token("a", at: start))
         guard case .start(let renewal, _) = machine.tokenRejected(version: v1, now: start) else { throw Unexpected() }
-        let failure = AuthError(
+        let failure = CourierError(
             kind: .grantRejected,
             message: "",
             oauthError: OAuth2Error(code: .invalidGrant),
@@ -158,7 +158,7 @@ import Testing
                 now: start
             )
         else { throw Unexpected() }
-        #expect(error == .userNotAuthenticated)
+        #expect(error.kind == .userNotAuthenticated)
         #expect(error.oauthError?.code == .invalidGrant)
         #expect(wipe)
         #expect(machine.token == nil)
@@ -170,7 +170,7 @@ import Testing
         _ = try loaded(&machine, with: token("a", at: start))
         let requested = machine.grantRequested()
         let grant = try #require(requested)
-        let failure = AuthError(kind: .grantRejected, message: "", oauthError: OAuth2Error(code: .invalidGrant))
+        let failure = CourierError(kind: .grantRejected, message: "", oauthError: OAuth2Error(code: .invalidGrant))
         guard
             case .fail(let error, let wipe) = machine.operationCompleted(
                 grant.id,
@@ -178,7 +178,7 @@ import Testing
                 now: start
             )
         else { throw Unexpected() }
-        #expect(error == .grantRejected)
+        #expect(error.kind == .grantRejected)
         #expect(!wipe)
         #expect(machine.token?.accessToken == "a")
     }
@@ -208,7 +208,7 @@ import Testing
             now = now.addingTimeInterval(1)
         }
         guard case .fail(let error) = machine.tokenRejected(version: version, now: now) else { throw Unexpected() }
-        #expect(error == .excessiveRefresh)
+        #expect(error.kind == .excessiveRefresh)
         // Once the window has passed, renewing is allowed again.
         guard case .start = machine.tokenRejected(version: version, now: now.addingTimeInterval(61)) else {
             throw Unexpected()
@@ -224,7 +224,7 @@ import Testing
             }
             _ = machine.operationCompleted(
                 renewal.id,
-                result: .failure(AuthError(kind: .tokenRefreshFailed, message: "")),
+                result: .failure(CourierError(kind: .tokenRefreshFailed, message: "")),
                 now: start
             )
         }

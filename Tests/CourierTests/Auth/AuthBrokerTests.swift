@@ -60,7 +60,7 @@ struct AuthBrokerTests {
         clock.advance(7200)
         grant.hold()
         grant.failNext(
-            with: AuthError(kind: .tokenRefreshFailed, message: "503 from the token endpoint", statusCode: 503)
+            with: CourierError(kind: .tokenRefreshFailed, message: "503 from the token endpoint", statusCode: 503)
         )
         let results = await withTaskGroup(of: Result<BrokeredToken, any Error>.self) { group in
             for _ in 0..<200 { group.addTask { await Result(awaiting: { try await broker.token() }) } }
@@ -73,7 +73,7 @@ struct AuthBrokerTests {
         }
         #expect(grant.calls == 2)
         for result in results {
-            #expect(throws: AuthError.tokenRefreshFailed) { try result.get() }
+            #expect(throws: CourierError.kind(.tokenRefreshFailed)) { try result.get() }
         }
         // The next caller tries again.
         #expect(try await broker.token().token.accessToken == "t3")
@@ -107,14 +107,14 @@ struct AuthBrokerTests {
         let signedIn = try await broker.authorize(with: grant)
         #expect(try await store.token(for: broker.storeKey)?.accessToken == "t1")
         grant.failNext(
-            with: AuthError(
+            with: CourierError(
                 kind: .grantRejected,
                 message: "",
                 oauthError: OAuth2Error(code: .invalidGrant),
                 statusCode: 400
             )
         )
-        await #expect(throws: AuthError.userNotAuthenticated) { try await broker.tokenRejected(signedIn) }
+        await #expect(throws: CourierError.kind(.userNotAuthenticated)) { try await broker.tokenRejected(signedIn) }
         #expect(try await store.token(for: broker.storeKey) == nil)
         #expect(try await broker.currentToken() == nil)
     }
@@ -132,7 +132,7 @@ struct AuthBrokerTests {
         for _ in 0..<3 {
             token = try await broker.tokenRejected(token)  // a server that rejects every token
         }
-        await #expect(throws: AuthError.excessiveRefresh) { try await broker.tokenRejected(token) }
+        await #expect(throws: CourierError.kind(.excessiveRefresh)) { try await broker.tokenRejected(token) }
         #expect(grant.calls == 4)
         clock.advance(61)
         #expect(try await broker.tokenRejected(token).token.accessToken == "t5")
@@ -172,7 +172,7 @@ struct AuthBrokerTests {
         while !grant.isWaitingAtGate { await Task.yield() }
         let wiped = try await broker.wipe()
         #expect(wiped?.accessToken == "t1")
-        await #expect(throws: AuthError.userNotAuthenticated) { try await waiter.value }
+        await #expect(throws: CourierError.kind(.userNotAuthenticated)) { try await waiter.value }
         grant.release()
         try await Task.sleep(for: .milliseconds(20))
         #expect(try await broker.currentToken() == nil)
@@ -190,7 +190,7 @@ struct AuthBrokerTests {
             logger: nil,
             now: clock.function
         )
-        let error = await #expect(throws: AuthError.userNotAuthenticated) { try await broker.token() }
+        let error = await #expect(throws: CourierError.kind(.userNotAuthenticated)) { try await broker.token() }
         #expect(error?.level == .user)
     }
 

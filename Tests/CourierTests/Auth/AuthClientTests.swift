@@ -56,7 +56,7 @@ struct AuthClientTests {
                 }
             }
             let token = request.headerFields[.authorization] ?? "none"
-            return Response(head: HTTPResponse(status: .ok), body: ResponseBody(Data(token.utf8)))
+            return Response(head: HTTPResponse(status: .ok), body: Response.Body(Data(token.utf8)))
         }
     }
 
@@ -68,7 +68,7 @@ struct AuthClientTests {
         var configuration = ResourceAccess.Configuration(
             resourceBaseURL: URL(string: "https://\(AuthFixtures.apiHost)")!,
             authorizationServer: AuthFixtures.server,
-            security: AuthFixtures.security,
+            transport: .init(proxy: .none, security: AuthFixtures.security),  // not used: the mock's applies
             userClient: AuthFixtures.client,
             deviceClient: OAuth2ClientCredentials(clientID: "device-1", clientSecret: "d")
         )
@@ -82,11 +82,11 @@ struct AuthClientTests {
         let seen = LockedBox<[String]>([])
         let access = try access(transport, seen: seen)
         try await access.userClient.authenticate(username: "alice", password: "pw")
-        func body(_ response: ResourceResponse) -> String { String(decoding: response.data, as: UTF8.self) }
+        func body(_ response: Response) -> String { String(decoding: response.data, as: UTF8.self) }
         let request = ResourceRequest(path: "/api/x")
         #expect(body(try await access.userClient.sendAuthenticatedRequest(request)) == "Bearer user-1")
         #expect(body(try await access.userClient.sendImplicitRequest(request)) == "Bearer implicit-2")
-        #expect(body(try await access.deviceClient.sendAuthenticatedRequest(request)) == "Bearer device-3")
+        #expect(body(try await access.deviceClient.sendAnonymousRequest(request)) == "Bearer device-3")
         #expect(body(try await access.deviceClient.sendUnauthenticatedRequest(request)) == "none")
         let task = try access.userClient.startAuthenticatedRequest(request)
         #expect(String(decoding: try await task.value.data, as: UTF8.self) == "Bearer user-1")
@@ -126,7 +126,7 @@ struct AuthClientTests {
     @Test func anonymousRequestsMaySendTheClientsBasicCredentials() async throws {
         let transport = Self.servers()
         let access = try access(transport, seen: LockedBox([])) { $0.anonymousAuthorization = .clientBasic }
-        let response = try await access.deviceClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/x"))
+        let response = try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/x"))
         #expect(String(decoding: response.data, as: UTF8.self) == "Basic " + Data("device-1:d".utf8).base64EncodedString())
         #expect(transport.requests.allSatisfy { $0.request.authority == AuthFixtures.apiHost })  // no token request
         await access.shutdown()

@@ -26,7 +26,7 @@ struct AuthIntegrationTests {
         return try ResourceAccess(configuration: configuration)
     }
 
-    func json(_ response: ResourceResponse) throws -> [String: Any] {
+    func json(_ response: Response) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: response.data) as? [String: Any])
     }
 
@@ -44,11 +44,11 @@ struct AuthIntegrationTests {
 
     /// A browser for the authorization code grant: follows the authorization URL (the test
     /// server consents automatically for `login_hint`) and returns where it redirects.
-    func browser(rewrite: @escaping @Sendable (URL) -> URL = { $0 }) -> AuthorizationCodeGrant.Browser {
+    func browser(rewrite: @escaping @Sendable (URL) -> URL = { $0 }) -> OAuth2Grant.Browser {
         let security = env.security
         return { url in
             let session = Session(
-                configuration: .init(maximumRedirects: 0, security: security),
+                configuration: .init(maximumRedirects: 0),
                 transport: CurlTransport(configuration: .init(proxy: .none, security: security))
             )
             defer { Task { await session.shutdown() } }
@@ -58,7 +58,7 @@ struct AuthIntegrationTests {
                 HTTPRequest(
                     method: .get,
                     scheme: components.scheme,
-                    authority: ResourceAccess.authority(of: target),
+                    authority: Authority(url: target)?.description,
                     path: components.percentEncodedPath + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
                 )
             )
@@ -97,8 +97,8 @@ struct AuthIntegrationTests {
         let wrong = try access {
             $0.deviceClient = OAuth2ClientCredentials(clientID: "courier-device", clientSecret: "nope")
         }
-        let error = await #expect(throws: AuthError.clientAuthenticationFailed) {
-            try await wrong.deviceClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/device/info"))
+        let error = await #expect(throws: CourierError.kind(.clientAuthenticationFailed)) {
+            try await wrong.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info"))
         }
         #expect(error?.requestKind == .anonymous)
         #expect(error?.statusCode == 401)
@@ -115,7 +115,7 @@ struct AuthIntegrationTests {
         }
         #expect(delta == ["password": 1])
         #expect(await access.userClient.isAuthenticated)
-        let error = await #expect(throws: AuthError.grantRejected) {
+        let error = await #expect(throws: CourierError.kind(.grantRejected)) {
             try await access.userClient.authenticate(username: "alice", password: "wrong")
         }
         #expect(error?.oauthError?.code == .invalidGrant)
@@ -138,7 +138,7 @@ struct AuthIntegrationTests {
         #expect(second.refreshToken != first.refreshToken)
         // The rotated-out refresh token is dead.
         let endpoint = access.userClient.endpoint
-        let error = await #expect(throws: AuthError.grantRejected) {
+        let error = await #expect(throws: CourierError.kind(.grantRejected)) {
             try await endpoint.requestToken(
                 grantType: .refreshToken,
                 parameters: [("refresh_token", first.refreshToken ?? "")]
@@ -166,14 +166,14 @@ struct AuthIntegrationTests {
         #expect(profile["username"] as? String == "alice")
 
         // No user: the server redirects with access_denied.
-        await #expect(throws: AuthError.authorizationDenied) {
+        await #expect(throws: CourierError.kind(.authorizationDenied)) {
             try await access.userClient.authorize(redirectURI: redirect, browser: browser())
         }
         // A tampered state is caught before the code is used.
         let forged = browser { url in
             URL(string: url.absoluteString.replacingOccurrences(of: "state=", with: "state=forged"))!
         }
-        await #expect(throws: AuthError.invalidAuthorizationResponse) {
+        await #expect(throws: CourierError.kind(.invalidAuthorizationResponse)) {
             try await access.userClient.authorize(
                 redirectURI: redirect,
                 additionalParameters: [("login_hint", "alice")],
@@ -189,9 +189,9 @@ struct AuthIntegrationTests {
         let delta = try await grantDelta {
             let exchange = TokenExchangeRequest(scope: [.read], audience: ["courier-gateway"])
             for _ in 0..<3 {  // the exchanged token is kept and reused
-                let response = try await access.userClient.sendAuthorizedRequest(
-                    exchange: exchange,
-                    request: ResourceRequest(path: "/api/user/profile")
+                let response = try await access.userClient.sendExchangedRequest(
+                    ResourceRequest(path: "/api/user/profile"),
+                    exchange: exchange
                 )
                 #expect(response.statusCode == 200)
                 let profile = try json(response)
@@ -205,9 +205,9 @@ struct AuthIntegrationTests {
         // An audience the gateway does not accept: the gateway rejects the token (401), Courier
         // exchanges once more, and the second 401 goes to the caller.
         let elsewhere = try await grantDelta {
-            let response = try await access.userClient.sendAuthorizedRequest(
-                exchange: TokenExchangeRequest(scope: [.read], audience: ["courier-api"]),
-                request: ResourceRequest(path: "/api/user/profile")
+            let response = try await access.userClient.sendExchangedRequest(
+                ResourceRequest(path: "/api/user/profile"),
+                exchange: TokenExchangeRequest(scope: [.read], audience: ["courier-api"])
             )
             #expect(response.statusCode == 401)
         }
@@ -249,11 +249,11 @@ struct AuthIntegrationTests {
         let profile = ResourceRequest(path: "/api/user/profile")
 
         // Before sign-in: the user kinds fail with the kind that failed; the others work.
-        let authenticated = await #expect(throws: AuthError.userNotAuthenticated) {
+        let authenticated = await #expect(throws: CourierError.kind(.userNotAuthenticated)) {
             try await user.sendAuthenticatedRequest(profile)
         }
         #expect(authenticated?.requestKind == .authenticated)
-        let implicit = await #expect(throws: AuthError.userNotAuthenticated) {
+        let implicit = await #expect(throws: CourierError.kind(.userNotAuthenticated)) {
             try await user.sendImplicitRequest(profile)
         }
         #expect(implicit?.requestKind == .implicit)
@@ -277,11 +277,11 @@ struct AuthIntegrationTests {
 
         // Anonymous: the device token — good for the device route, not for the user route.
         let info = try json(
-            try await device.sendAuthenticatedRequest(ResourceRequest(path: "/api/device/info")).validate()
+            try await device.sendAnonymousRequest(ResourceRequest(path: "/api/device/info")).validate()
         )
         #expect(info["client_id"] as? String == "courier-device")
         #expect(info["username"] == nil)
-        let refused = try await device.sendAuthenticatedRequest(profile)
+        let refused = try await device.sendAnonymousRequest(profile)
         #expect(refused.statusCode == 403)
         #expect(refused[header: "WWW-Authenticate"]?.contains("insufficient_scope") == true)
 
@@ -310,7 +310,7 @@ struct AuthIntegrationTests {
         let tasks = [
             try access.userClient.startAuthenticatedRequest(ResourceRequest(path: "/api/user/profile")),
             try access.userClient.startImplicitRequest(ResourceRequest(path: "/api/user/profile")),
-            try access.deviceClient.startAuthenticatedRequest(ResourceRequest(path: "/api/device/info")),
+            try access.deviceClient.startAnonymousRequest(ResourceRequest(path: "/api/device/info")),
             try access.deviceClient.startUnauthenticatedRequest(ResourceRequest(path: "/api/public/status")),
         ]
         for task in tasks {
@@ -321,7 +321,7 @@ struct AuthIntegrationTests {
         // A task's failure carries the request kind too.
         _ = await access.userClient.logout()
         let failing = try access.userClient.startImplicitRequest(ResourceRequest(path: "/api/user/profile"))
-        let error = await #expect(throws: AuthError.userNotAuthenticated) { try await failing.value }
+        let error = await #expect(throws: CourierError.kind(.userNotAuthenticated)) { try await failing.value }
         #expect(error?.requestKind == .implicit)
         await access.shutdown()
     }
@@ -394,7 +394,7 @@ struct AuthIntegrationTests {
         let token = try await access.userClient.authenticate(username: "alice", password: "wonderland")
         try await access.userClient.endpoint.revoke(try #require(token.refreshToken), hint: .refreshToken)
         try await admin.expireAll()
-        let error = await #expect(throws: AuthError.userNotAuthenticated) {
+        let error = await #expect(throws: CourierError.kind(.userNotAuthenticated)) {
             try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         }
         #expect(error?.oauthError?.code == .invalidGrant)
@@ -452,11 +452,16 @@ struct AuthIntegrationTests {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
 
         let second = try access { $0.tokenStore = EncryptedFileTokenStore(path: path) }
-        let error = await #expect(throws: AuthError.tokenStoreFailed) {
+        let grantsBefore = try await admin.grants()
+        // The store's own kind, not wrapped, with the request kind and level.
+        let error = await #expect(throws: CourierError.kind(.tokenStoreTampered)) {
             try await second.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         }
-        #expect((error?.underlying as? TokenStoreError)?.kind == .tampered)
         #expect(error?.requestKind == .authenticated)
+        #expect(error?.level == .user)
+        #expect(error?.filePath == path)
+        // Never a garbage token: nothing was sent to the gateway or the authorization server.
+        #expect(try await admin.grants() == grantsBefore)
         await second.shutdown()
     }
 
@@ -486,13 +491,13 @@ struct AuthIntegrationTests {
         #expect(try await store.token(for: TokenStoreKey(clientID: "courier-user", level: .user)) == nil)
         #expect(try await store.token(for: TokenStoreKey(clientID: "courier-user", level: .implicit)) == nil)
         #expect(wiped.withLock { $0 })
-        await #expect(throws: AuthError.userNotAuthenticated) {
+        await #expect(throws: CourierError.kind(.userNotAuthenticated)) {
             try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         }
         // The device is not the user: its token stays.
         #expect(try await admin.isActive(device.accessToken))
         #expect(
-            try await access.deviceClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/device/info")).statusCode
+            try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info")).statusCode
                 == 200
         )
         await access.shutdown()
@@ -506,7 +511,7 @@ struct AuthIntegrationTests {
         let started = LockedBox(false)
         let obtained = LockedBox<OAuth2Token?>(nil)
         // A refresh that is still on its way when the user logs out.
-        let slowRefresh = AnyGrantStrategy { context in
+        let slowRefresh = OAuth2Grant { context in
             started.withLock { $0 = true }
             try await Task.sleep(for: .milliseconds(300))
             let token = try await RefreshTokenGrant().obtainToken(context)
@@ -519,7 +524,7 @@ struct AuthIntegrationTests {
         while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
 
         try await broker.wipe()
-        await #expect(throws: AuthError.userNotAuthenticated) { try await renewal.value }
+        await #expect(throws: CourierError.kind(.userNotAuthenticated)) { try await renewal.value }
         #expect(try await broker.currentToken() == nil)
 
         // The server issued new tokens to the abandoned renewal; the broker revokes them.
@@ -540,7 +545,7 @@ struct AuthIntegrationTests {
     @Test func aBasicChallengeFromARealServer() async throws {
         let access = try access {
             $0.challengeCredentialProvider = AnyChallengeCredentialProvider { context in
-                context.challenge.hasScheme("Basic") ? ChallengeCredential(user: "user", password: "passwd") : nil
+                context.scheme.caseInsensitiveCompare("Basic") == .orderedSame ? ChallengeCredential(user: "user", password: "passwd") : nil
             }
         }
         // httpbin behind the suite's nginx, on the same trusted host (127.0.0.1) as the gateway.
@@ -554,7 +559,7 @@ struct AuthIntegrationTests {
                 ChallengeCredential(user: "user", password: "nope")
             }
         }
-        let error = await #expect(throws: AuthError.challengeFailed) {
+        let error = await #expect(throws: CourierError.kind(.challengeFailed)) {
             try await wrong.deviceClient.sendUnauthenticatedRequest(ResourceRequest(path: url))
         }
         #expect(error?.requestKind == .unauthenticated)
@@ -566,12 +571,13 @@ struct AuthIntegrationTests {
     @Test func noTokenForAnUntrustedAbsoluteURL() async throws {
         let access = try access()
         try await access.userClient.authenticate(username: "alice", password: "wonderland")
-        await #expect(throws: SecurityError.self) {
+        let untrusted = await #expect(throws: CourierError.kind(.untrustedHost)) {
             try await access.userClient.sendAuthenticatedRequest(
                 ResourceRequest(path: "https://localhost:1/api/user/profile")
             )
         }
-        await #expect(throws: SecurityError.self) {
+        #expect(untrusted?.requestKind == .authenticated)
+        await #expect(throws: CourierError.kind(.insecureScheme)) {
             try await access.userClient.sendAuthenticatedRequest(
                 ResourceRequest(path: self.env.oauthPlain.absoluteString + "/healthz")
             )
@@ -581,11 +587,64 @@ struct AuthIntegrationTests {
 
     @Test func anUnpinnedConfigurationIsRefused() throws {
         var configuration = env.configuration()
-        configuration.security = .unpinned
-        #expect(throws: SecurityError.self) { try ResourceAccess(configuration: configuration) }
+        configuration.transport.security = .unpinned
+        #expect(throws: CourierError.kind(.invalidConfiguration)) { try ResourceAccess(configuration: configuration) }
         configuration = env.configuration()
         configuration.authorizationServer = AuthorizationServer(baseURL: env.oauthPlain)  // plain HTTP
-        #expect(throws: SecurityError.self) { try ResourceAccess(configuration: configuration) }
+        #expect(throws: CourierError.kind(.invalidConfiguration)) { try ResourceAccess(configuration: configuration) }
+    }
+
+    /// The authorization server's listener pinned to a key its certificate does not have: the
+    /// handshake is aborted, and the caller sees the pin mismatch — a security refusal, never
+    /// a renewal failure to retry.
+    @Test func aPinMismatchAtTheTokenEndpointSurfacesAsPinMismatch() async throws {
+        let wrongPin = try SPKIPin(sha256: [UInt8](repeating: 7, count: 32))
+        let gatewayPort = try #require(env.gateway.port)
+        let oauthPort = try #require(env.oauth.port)
+        var configuration = env.configuration()
+        configuration.transport.security = try .secured(trust: [
+            try TrustPolicy(
+                host: "127.0.0.1",
+                port: gatewayPort,
+                pins: env.pins,
+                pinnedCertificateAuthorities: env.caBundle
+            ),
+            try TrustPolicy(
+                host: "127.0.0.1",
+                port: oauthPort,
+                pins: [wrongPin],
+                pinnedCertificateAuthorities: env.caBundle
+            ),
+        ])
+        let access = try ResourceAccess(configuration: configuration)
+        let tokenPath = "POST " + env.authorizationServer.tokenEndpoint.path
+        #expect(tokenPath == "POST /oauth/token")
+
+        let delta = try await grantDelta {
+            // First sign-in.
+            let signIn = await #expect(throws: CourierError.kind(.pinMismatch)) {
+                try await access.userClient.authenticate(username: "alice", password: "wonderland")
+            }
+            #expect(signIn?.kind != .tokenRefreshFailed)
+            #expect(signIn?.endpoint == tokenPath)
+            #expect(signIn?.requestKind == .authenticated)
+            #expect(signIn?.host == "127.0.0.1")
+            #expect(signIn?.expectedPins == [wrongPin])
+
+            // The device token is obtained on demand: same kind, with the request kind that needed it.
+            let anonymous = await #expect(throws: CourierError.kind(.pinMismatch)) {
+                try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info"))
+            }
+            #expect(anonymous?.endpoint == tokenPath)
+            #expect(anonymous?.requestKind == .anonymous)
+        }
+        #expect(delta.isEmpty)  // nothing reached the authorization server
+        #expect(await !access.userClient.isAuthenticated)
+
+        // The gateway's own pins are right: only the authorization server is refused.
+        let status = try await access.deviceClient.sendUnauthenticatedRequest(ResourceRequest(path: "/api/public/status"))
+        #expect(status.statusCode == 200)
+        await access.shutdown()
     }
 
     @Test func noSecretReachesTheLogs() async throws {

@@ -11,12 +11,11 @@ struct AuthMiddlewareTests {
     static let invalidToken: HTTPFields = [.wwwAuthenticate: #"Bearer realm="courier", error="invalid_token""#]
 
     func session(_ middlewares: [any Middleware], transport: SecuredMockTransport) -> Session {
-        var configuration = Session.Configuration(
+        let configuration = Session.Configuration(
             baseURL: URL(string: "https://\(AuthFixtures.apiHost)")!,
             middlewares: middlewares
         )
-        configuration.security = AuthFixtures.security
-        return Session(configuration: configuration, transport: transport)
+        return Session(configuration: configuration, transport: transport)  // secured: the transport's security
     }
 
     /// A resource server that accepts only the tokens in `valid`.
@@ -26,7 +25,7 @@ struct AuthMiddlewareTests {
             guard let token, valid.contains(token) else {
                 return Response(head: HTTPResponse(status: .unauthorized, headerFields: invalidToken))
             }
-            return Response(head: HTTPResponse(status: .ok), body: ResponseBody(Data(token.utf8)))
+            return Response(head: HTTPResponse(status: .ok), body: Response.Body(Data(token.utf8)))
         }
     }
 
@@ -35,7 +34,7 @@ struct AuthMiddlewareTests {
         let broker = AuthFixtures.broker(grant: ScriptedGrant(clock: clock), clock: clock, level: .device)
         let transport = Self.resourceServer(valid: ["t1"])
         let session = session(
-            [BearerTokenMiddleware(broker: broker, security: AuthFixtures.security)],
+            [BearerTokenMiddleware(broker: broker, policy: AuthFixtures.security)],
             transport: transport
         )
         let response = try await session.send(HTTPRequest(method: .get, path: "/api/device/info"))
@@ -49,7 +48,7 @@ struct AuthMiddlewareTests {
         let broker = AuthFixtures.broker(grant: grant, clock: clock, level: .device)
         let transport = Self.resourceServer(valid: ["t2"])
         let session = session(
-            [BearerTokenMiddleware(broker: broker, security: AuthFixtures.security)],
+            [BearerTokenMiddleware(broker: broker, policy: AuthFixtures.security)],
             transport: transport
         )
         let response = try await session.send(HTTPRequest(method: .post, path: "/api/echo"), body: .string("{}"))
@@ -66,7 +65,7 @@ struct AuthMiddlewareTests {
         let broker = AuthFixtures.broker(grant: grant, clock: clock, level: .device)
         let transport = Self.resourceServer(valid: [])
         let session = session(
-            [BearerTokenMiddleware(broker: broker, security: AuthFixtures.security)],
+            [BearerTokenMiddleware(broker: broker, policy: AuthFixtures.security)],
             transport: transport
         )
         let response = try await session.send(HTTPRequest(method: .get, path: "/api/device/info"))
@@ -82,7 +81,7 @@ struct AuthMiddlewareTests {
         _ = try await broker.token()  // t1, which the server no longer accepts
         let transport = Self.resourceServer(valid: ["t2"])
         let session = session(
-            [BearerTokenMiddleware(broker: broker, security: AuthFixtures.security)],
+            [BearerTokenMiddleware(broker: broker, policy: AuthFixtures.security)],
             transport: transport
         )
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -108,7 +107,7 @@ struct AuthMiddlewareTests {
             )
         }
         _ = try await session(
-            [BearerTokenMiddleware(broker: broker, security: AuthFixtures.security)],
+            [BearerTokenMiddleware(broker: broker, policy: AuthFixtures.security)],
             transport: scope
         )
         .send(HTTPRequest(method: .get, path: "/x"))
@@ -120,7 +119,7 @@ struct AuthMiddlewareTests {
             $0.finish()
         }
         let response = try await session(
-            [BearerTokenMiddleware(broker: broker, security: AuthFixtures.security)],
+            [BearerTokenMiddleware(broker: broker, policy: AuthFixtures.security)],
             transport: invalid
         )
         .send(HTTPRequest(method: .post, path: "/x"), body: .stream(once))
@@ -135,31 +134,36 @@ struct AuthMiddlewareTests {
         let broker = AuthFixtures.broker(grant: grant, clock: clock, level: .device)
         let transport = Self.resourceServer(valid: ["t1"])
         let session = session(
-            [BearerTokenMiddleware(broker: broker, security: AuthFixtures.security)],
+            [BearerTokenMiddleware(broker: broker, policy: AuthFixtures.security)],
             transport: transport
         )
-        await #expect(throws: SecurityError.self) {
+        await #expect(throws: CourierError.kind(.untrustedHost)) {
             try await session.send(
                 HTTPRequest(method: .get, scheme: "https", authority: "evil.example", path: "/steal")
             )
         }
-        await #expect(throws: (any Error).self) {
+        await #expect(throws: CourierError.kind(.insecureScheme)) {
             try await session.send(
                 HTTPRequest(method: .get, scheme: "http", authority: AuthFixtures.apiHost, path: "/plain")
             )
         }
-        // Also when the session is unpinned: the middleware itself refuses.
+        // Also when the session is unpinned (its transport reports no trust): the middleware
+        // itself refuses.
+        let unpinned = SecuredMockTransport(security: .unpinned) { _, _ in Response(head: HTTPResponse(status: .ok)) }
         let plain = Session(
             configuration: .init(
                 baseURL: URL(string: "https://\(AuthFixtures.apiHost)")!,
                 middlewares: [
-                    BearerTokenMiddleware(broker: broker, security: .unpinned)
+                    BearerTokenMiddleware(broker: broker, policy: SecurityConfiguration.unpinned)
                 ]
             ),
-            transport: transport
+            transport: unpinned
         )
-        await #expect(throws: SecurityError.self) { try await plain.send(HTTPRequest(method: .get, path: "/x")) }
+        await #expect(throws: CourierError.kind(.untrustedHost)) {
+            try await plain.send(HTTPRequest(method: .get, path: "/x"))
+        }
         #expect(transport.requests.isEmpty)
+        #expect(unpinned.requests.isEmpty)
         #expect(grant.calls == 0)
     }
 
@@ -181,27 +185,27 @@ struct AuthMiddlewareTests {
         let transport = Self.basicServer(user: "user", password: "passwd")
         let asked = LockedBox<[String]>([])
         let provider = AnyChallengeCredentialProvider { context in
-            asked.withLock { $0.append("\(context.challenge.scheme) \(context.challenge.realm ?? "") \(context.host)") }
+            asked.withLock { $0.append("\(context.scheme) \(context.realm ?? "") \(context.parameters["realm"] ?? "") \(context.host)") }
             return ChallengeCredential(user: "user", password: "passwd")
         }
         let session = session(
-            [ChallengeMiddleware(provider: provider, security: AuthFixtures.security)],
+            [ChallengeMiddleware(provider: provider, policy: AuthFixtures.security)],
             transport: transport
         )
         let response = try await session.send(HTTPRequest(method: .get, path: "/files"))
         #expect(response.status == .ok)
         #expect(transport.requests.count == 2)
-        #expect(asked.withLock { $0 } == ["Basic files \(AuthFixtures.apiHost)"])
+        #expect(asked.withLock { $0 } == ["Basic files files \(AuthFixtures.apiHost)"])
     }
 
     @Test func wrongCredentialsAreATypedErrorNotALoop() async throws {
         let transport = Self.basicServer(user: "user", password: "passwd")
         let provider = AnyChallengeCredentialProvider { _ in ChallengeCredential(user: "user", password: "wrong") }
         let session = session(
-            [ChallengeMiddleware(provider: provider, security: AuthFixtures.security)],
+            [ChallengeMiddleware(provider: provider, policy: AuthFixtures.security)],
             transport: transport
         )
-        let error = await #expect(throws: AuthError.challengeFailed) {
+        let error = await #expect(throws: CourierError.kind(.challengeFailed)) {
             try await session.send(HTTPRequest(method: .get, path: "/files?x=1"))
         }
         #expect(error?.statusCode == 401)
@@ -213,7 +217,7 @@ struct AuthMiddlewareTests {
         let transport = Self.basicServer(user: "user", password: "passwd")
         let provider = AnyChallengeCredentialProvider { _ in nil }
         let session = session(
-            [ChallengeMiddleware(provider: provider, security: AuthFixtures.security)],
+            [ChallengeMiddleware(provider: provider, policy: AuthFixtures.security)],
             transport: transport
         )
         #expect(try await session.send(HTTPRequest(method: .get, path: "/files")).status == .unauthorized)
@@ -249,7 +253,7 @@ struct AuthMiddlewareTests {
         }
         let provider = AnyChallengeCredentialProvider { _ in ChallengeCredential(user: "u", password: "p") }
         let session = session(
-            [ChallengeMiddleware(provider: provider, security: AuthFixtures.security)],
+            [ChallengeMiddleware(provider: provider, policy: AuthFixtures.security)],
             transport: transport
         )
         #expect(try await session.send(HTTPRequest(method: .get, path: "/d")).status == .ok)
@@ -272,10 +276,10 @@ struct AuthMiddlewareTests {
                     head: HTTPResponse(status: .ok, headerFields: [HTTPField.Name("X-Login-Required")!: "1"])
                 )
             }
-            return Response(head: HTTPResponse(status: .ok), body: ResponseBody(Data("resource".utf8)))
+            return Response(head: HTTPResponse(status: .ok), body: Response.Body(Data("resource".utf8)))
         }
         let session = session(
-            [ResponseFilterMiddleware(filter: SessionCookieFilter(), security: AuthFixtures.security)],
+            [ResponseFilterMiddleware(filter: SessionCookieFilter(), policy: AuthFixtures.security)],
             transport: transport
         )
         let response = try await session.send(HTTPRequest(method: .get, path: "/saml"))
@@ -286,10 +290,10 @@ struct AuthMiddlewareTests {
             Response(head: HTTPResponse(status: .ok, headerFields: [HTTPField.Name("X-Login-Required")!: "1"]))
         }
         let looping = self.session(
-            [ResponseFilterMiddleware(filter: SessionCookieFilter(), security: AuthFixtures.security)],
+            [ResponseFilterMiddleware(filter: SessionCookieFilter(), policy: AuthFixtures.security)],
             transport: stubborn
         )
-        await #expect(throws: AuthError.challengeFailed) {
+        await #expect(throws: CourierError.kind(.challengeFailed)) {
             try await looping.send(HTTPRequest(method: .get, path: "/saml"))
         }
         #expect(stubborn.requests.count == 2)

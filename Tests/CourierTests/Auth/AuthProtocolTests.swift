@@ -64,7 +64,7 @@ struct AuthProtocolTests {
             (
                 400,
                 #"{"error":"invalid_grant","error_description":"Invalid refresh token.","error_uri":"https://e.example/doc"}"#,
-                AuthError.Kind.grantRejected, "invalid_grant"
+                CourierError.Kind.grantRejected, "invalid_grant"
             ),
             (
                 401, #"{"error": "invalid_client", "error_description": "bad secret"}"#, .clientAuthenticationFailed,
@@ -73,11 +73,11 @@ struct AuthProtocolTests {
             (400, #"{"error": "invalid_scope"}"#, .grantRejected, "invalid_scope"),
             (401, "", .clientAuthenticationFailed, nil),
             (503, "<html>down</html>", .tokenRefreshFailed, nil),
-        ] as [(Int, String, AuthError.Kind, String?)]
+        ] as [(Int, String, CourierError.Kind, String?)]
     )
-    func errorResponsesBecomeTypedErrors(status: Int, body: String, kind: AuthError.Kind, code: String?) async throws {
+    func errorResponsesBecomeTypedErrors(status: Int, body: String, kind: CourierError.Kind, code: String?) async throws {
         let (endpoint, _) = AuthFixtures.endpoint { _, _ in AuthFixtures.json(HTTPResponse.Status(code: status), body) }
-        let error = await #expect(throws: AuthError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await endpoint.requestToken(grantType: .refreshToken, parameters: [("refresh_token", "r")])
         }
         #expect(error?.kind == kind)
@@ -94,7 +94,7 @@ struct AuthProtocolTests {
     @Test func malformedSuccessResponsesAreRefused() async throws {
         for body in [#"{"token_type":"Bearer"}"#, "not json", #"{"access_token":"a","token_type":"mac"}"#] {
             let (endpoint, _) = AuthFixtures.endpoint { _, _ in AuthFixtures.json(.ok, body) }
-            await #expect(throws: AuthError.invalidTokenResponse) {
+            await #expect(throws: CourierError.kind(.invalidTokenResponse)) {
                 try await endpoint.requestToken(grantType: .clientCredentials, parameters: [])
             }
         }
@@ -105,13 +105,13 @@ struct AuthProtocolTests {
         let endpoint = TokenEndpoint(
             server: AuthorizationServer(baseURL: URL(string: "https://evil.example")!),
             client: AuthFixtures.client,
-            security: AuthFixtures.security,
             transport: transport
         )
-        let error = await #expect(throws: (any Error).self) {
+        let error = await #expect(throws: CourierError.kind(.untrustedHost)) {
             try await endpoint.requestToken(grantType: .clientCredentials, parameters: [])
         }
-        #expect(error != nil)
+        #expect(error?.host == "evil.example")
+        #expect(error?.endpoint == "POST /oauth/token")
         #expect(transport.requests.isEmpty)
     }
 
@@ -144,7 +144,7 @@ struct AuthProtocolTests {
         let (refusing, _) = AuthFixtures.endpoint { _, _ in
             AuthFixtures.json(.badRequest, #"{"error":"unsupported_token_type"}"#)
         }
-        let error = await #expect(throws: AuthError.revocationFailed) { try await refusing.revoke("tok") }
+        let error = await #expect(throws: CourierError.kind(.revocationFailed)) { try await refusing.revoke("tok") }
         #expect(error?.oauthError?.code == .unsupportedTokenType)
     }
 
@@ -195,14 +195,14 @@ struct AuthProtocolTests {
             )
         }
         #expect(try code("http://127.0.0.1:53100/callback?code=abc&state=S1") == "abc")
-        #expect(throws: AuthError.invalidAuthorizationResponse) {
+        #expect(throws: CourierError.kind(.invalidAuthorizationResponse)) {
             try code("http://127.0.0.1/callback?code=abc&state=S2")
         }
-        #expect(throws: AuthError.invalidAuthorizationResponse) { try code("http://127.0.0.1/callback?code=abc") }
-        #expect(throws: AuthError.invalidAuthorizationResponse) {
+        #expect(throws: CourierError.kind(.invalidAuthorizationResponse)) { try code("http://127.0.0.1/callback?code=abc") }
+        #expect(throws: CourierError.kind(.invalidAuthorizationResponse)) {
             try code("http://evil.example/callback?code=abc&state=S1")
         }
-        let denied = #expect(throws: AuthError.authorizationDenied) {
+        let denied = #expect(throws: CourierError.kind(.authorizationDenied)) {
             try code("http://127.0.0.1/callback?error=access_denied&error_description=No+user&state=S1")
         }
         #expect(denied?.oauthError?.code == .accessDenied)
@@ -310,16 +310,25 @@ struct AuthProtocolTests {
     }
 
     @Test func errorsCompareByKindAndHashStably() {
-        let a = AuthError(kind: .userNotAuthenticated, message: "a", statusCode: 400, endpoint: "POST /oauth/token")
-        let b = AuthError(kind: .userNotAuthenticated, message: "b")
+        let a = CourierError(kind: .userNotAuthenticated, message: "a", statusCode: 400, endpoint: "POST /oauth/token")
+        let b = CourierError(kind: .userNotAuthenticated, message: "b")
         #expect(a == b)
-        #expect(a != .excessiveRefresh)
+        #expect(a != .kind(.excessiveRefresh))
         #expect(
             a.stableHash
-                == AuthError(kind: .userNotAuthenticated, message: "x", statusCode: 400, endpoint: "POST /oauth/token")
+                == CourierError(kind: .userNotAuthenticated, message: "x", statusCode: 400, endpoint: "POST /oauth/token")
                 .stableHash
         )
         #expect(a.stableHash.count == 16)
+        // The same vectors as AuthError's hash before the one error: FNV-1a 64 over
+        // "auth.<kind>|<status or 0>|<endpoint or ->".
+        #expect(a.stableHash == "35140f07a618af8c")
+        #expect(a.stableHash == StableHash.hex("auth.userNotAuthenticated|400|POST /oauth/token"))
+        #expect(b.stableHash == "a9246c33963f7b4b")
+        #expect(
+            CourierError(kind: .tokenRefreshFailed, message: "", statusCode: 503, endpoint: "POST /oauth/token")
+                .stableHash == "3e57ac9722ec7c70"
+        )
         #expect(a.with(requestKind: .implicit).parameters["request_kind"] == "implicit")
         #expect(a.with(requestKind: .implicit).level == .implicit)
     }

@@ -6,8 +6,8 @@ import Logging
 @testable import Courier
 
 // Test doubles for the auth unit tests: a controllable clock, a scripted grant strategy,
-// and a mock transport that may serve a secured session (it never connects, so it enforces
-// any configuration trivially; see TrustEnforcingTransport).
+// and a mock transport that reports a secured configuration (it never connects, so it may
+// report any; see Transport.security).
 
 /// A clock the test moves by hand.
 final class TestClock: Sendable {
@@ -96,21 +96,25 @@ final class ScriptedGrant: GrantStrategy, Sendable {
     }
 }
 
-/// A transport that never connects: it answers from a closure and may serve a secured session.
-final class SecuredMockTransport: TrustEnforcingTransport {
+/// A transport that never connects: it answers from a closure and reports a secured
+/// configuration (the fixture hosts by default), so a secured session or `ResourceAccess`
+/// runs every check on it.
+final class SecuredMockTransport: Transport {
     let mock: MockTransport
 
-    init(responder: @escaping MockTransport.Responder) { mock = MockTransport(responder: responder) }
+    init(security: SecurityConfiguration = AuthFixtures.security, responder: @escaping MockTransport.Responder) {
+        mock = MockTransport(security: security, responder: responder)
+    }
 
     var requests: [MockTransport.RecordedRequest] { mock.requests }
+
+    var security: SecurityConfiguration { mock.security }
 
     func execute(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions, control: TransferControl)
         async throws -> Response
     {
         try await mock.execute(request, body: body, options: options, control: control)
     }
-
-    func enforces(_ security: SecurityConfiguration) -> Bool { true }
 }
 
 enum AuthFixtures {
@@ -136,7 +140,7 @@ enum AuthFixtures {
         }
     ) -> (TokenEndpoint, SecuredMockTransport) {
         let transport = SecuredMockTransport(responder: responder)
-        let endpoint = TokenEndpoint(server: server, client: client, security: security, transport: transport)
+        let endpoint = TokenEndpoint(server: server, client: client, transport: transport)
         return (endpoint, transport)
     }
 
@@ -165,7 +169,7 @@ enum AuthFixtures {
     static func json(_ status: HTTPResponse.Status, _ body: String, headers: HTTPFields = [:]) -> Response {
         var fields = headers
         fields[.contentType] = "application/json"
-        return Response(head: HTTPResponse(status: status, headerFields: fields), body: ResponseBody(Data(body.utf8)))
+        return Response(head: HTTPResponse(status: status, headerFields: fields), body: Response.Body(Data(body.utf8)))
     }
 
     /// The form fields of a recorded request body.

@@ -34,7 +34,7 @@ struct AuthTokenStoreTests {
     }
 
     func store(_ key: SymmetricKey? = nil) -> EncryptedFileTokenStore {
-        EncryptedFileTokenStore(path: path, keyProvider: StaticKeyProvider(key: key ?? self.key))
+        EncryptedFileTokenStore(path: path, keyProvider: .key(key ?? self.key))
     }
 
     @Test func tokensRoundTripAndTheFileIsEncryptedWithMode0600() async throws {
@@ -75,12 +75,12 @@ struct AuthTokenStoreTests {
             var damaged = bytes
             damaged[index] ^= 0x01
             try Data(damaged).write(to: URL(fileURLWithPath: path))
-            let error = await #expect(throws: TokenStoreError.self) { try await store().token(for: userKey) }
-            #expect(error?.kind == .tampered || (index == 14 && error?.kind == .truncated))
+            let error = await #expect(throws: CourierError.self) { try await store().token(for: userKey) }
+            #expect(error?.kind == .tokenStoreTampered || (index == 14 && error?.kind == .tokenStoreTruncated))
         }
         bytes.append(0)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        await #expect(throws: TokenStoreError.tampered) { try await store().token(for: userKey) }
+        await #expect(throws: CourierError.kind(.tokenStoreTampered)) { try await store().token(for: userKey) }
     }
 
     @Test func aCutFileIsTruncated() async throws {
@@ -88,28 +88,28 @@ struct AuthTokenStoreTests {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         for length in [0, 3, 10, 30, bytes.count - 1] {
             try bytes.prefix(length).write(to: URL(fileURLWithPath: path))
-            await #expect(throws: TokenStoreError.truncated) { try await store().token(for: userKey) }
+            await #expect(throws: CourierError.kind(.tokenStoreTruncated)) { try await store().token(for: userKey) }
         }
     }
 
     @Test func anotherKeyIsWrongKeyAndWritesDoNotOverwrite() async throws {
         try await store().setToken(token("u"), for: userKey)
         let other = store(SymmetricKey(size: .bits256))
-        await #expect(throws: TokenStoreError.wrongKey) { try await other.token(for: userKey) }
+        await #expect(throws: CourierError.kind(.tokenStoreWrongKey)) { try await other.token(for: userKey) }
         // A write with the wrong key must not replace the store it cannot read.
-        await #expect(throws: TokenStoreError.wrongKey) { try await other.setToken(token("x"), for: deviceKey) }
+        await #expect(throws: CourierError.kind(.tokenStoreWrongKey)) { try await other.setToken(token("x"), for: deviceKey) }
         #expect(try await store().token(for: userKey) == token("u"))
     }
 
     @Test func anotherFileIsUnsupportedFormat() async throws {
         try Data("{\"access_token\": \"plain\"}".utf8).write(to: URL(fileURLWithPath: path))
-        await #expect(throws: TokenStoreError.unsupportedFormat) { try await store().token(for: userKey) }
+        await #expect(throws: CourierError.kind(.tokenStoreUnsupportedFormat)) { try await store().token(for: userKey) }
     }
 
     @Test func concurrentWritersInOneProcessDoNotInterleave() async throws {
         // Many store instances on one path, writing different keys at once: every write lands.
         let path = self.path
-        let provider = StaticKeyProvider(key: key)
+        let provider = TokenStoreKeyProvider.key(key)
         let tokens = (0..<64).map { token("\($0)") }
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<64 {
@@ -141,19 +141,42 @@ struct AuthTokenStoreTests {
         // A new store instance (a restarted process) reads it with the same key.
         #expect(try await EncryptedFileTokenStore(path: path).token(for: userKey) == token("u"))
         try FileManager.default.removeItem(atPath: keyFile)
-        await #expect(throws: TokenStoreError.wrongKey) {
+        await #expect(throws: CourierError.kind(.tokenStoreWrongKey)) {
             try await EncryptedFileTokenStore(path: path).token(for: userKey)
         }
     }
 
-    @Test func aBrokerOnADamagedStoreFailsWithTheTypedError() async throws {
+    @Test func aBrokerOnADamagedStoreFailsWithTheStoresOwnKind() async throws {
         try await store().setToken(token("u"), for: userKey)
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         bytes[bytes.count / 2] ^= 0xFF
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let clock = TestClock()
-        let broker = AuthFixtures.broker(grant: ScriptedGrant(clock: clock), clock: clock, store: store())
-        let error = await #expect(throws: AuthError.tokenStoreFailed) { try await broker.token() }
-        #expect((error?.underlying as? TokenStoreError)?.kind == .tampered)
+        let grant = ScriptedGrant(clock: clock)
+        let broker = AuthFixtures.broker(grant: grant, clock: clock, store: store())
+        // Not wrapped: the store's kind surfaces, with the level whose token was involved.
+        let error = await #expect(throws: CourierError.kind(.tokenStoreTampered)) { try await broker.token() }
+        #expect(error?.level == .user)
+        #expect(error?.filePath == path)
+        // Never a garbage token, and no grant to paper over the damage.
+        #expect(grant.calls == 0)
+    }
+
+    /// A token store of the app's own that throws an error of its own.
+    struct FailingStore: TokenStore {
+        struct Failure: Error {}
+        func token(for key: TokenStoreKey) async throws -> OAuth2Token? { throw Failure() }
+        func setToken(_ token: OAuth2Token?, for key: TokenStoreKey) async throws { throw Failure() }
+        func removeTokens(clientID: String) async throws { throw Failure() }
+    }
+
+    @Test func aStoreOfYourOwnThatThrowsIsTokenStoreFailed() async throws {
+        let clock = TestClock()
+        let grant = ScriptedGrant(clock: clock)
+        let broker = AuthFixtures.broker(grant: grant, clock: clock, level: .device, store: FailingStore())
+        let error = await #expect(throws: CourierError.kind(.tokenStoreFailed)) { try await broker.token() }
+        #expect(error?.underlying is FailingStore.Failure)
+        #expect(error?.level == .device)
+        #expect(grant.calls == 0)
     }
 }

@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
@@ -19,7 +19,7 @@ struct ConnectTimeoutTests {
             transport: CurlTransport(configuration: .init(proxy: .none))
         )
         let start = ContinuousClock.now
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await session.send(HTTPRequest(method: .get, path: "/"))
         }
         let elapsed = ContinuousClock.now - start

@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
@@ -71,7 +71,7 @@ struct EasyHandleReuseTests {
         let hurried = Session(configuration: .init(baseURL: env.httpbin, timeout: .milliseconds(300)), transport: transport)
         let patient = Session(configuration: .init(baseURL: env.httpbin, timeout: nil), transport: transport)
 
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await hurried.send(HTTPRequest(method: .get, path: "/delay/1"))
         }
         #expect(error?.kind == .timedOut)

@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
@@ -41,7 +41,7 @@ struct HTTP2Tests {
 
         // Warm up so the concurrent burst multiplexes over a connection that will hit its limit.
         _ = try await session.send(HTTPRequest(method: .get, path: small.urlPath))
-        typealias Result = (index: Int, status: Int, sha256: String, version: TransferMetrics.HTTPVersion?)
+        typealias Result = (index: Int, status: Int, sha256: String, version: Response.Metrics.HTTPVersion?)
         let results = try await withThrowingTaskGroup(of: Result.self) { group in
             for index in 0..<30 {
                 let file = index % 3 == 0 ? large : small
@@ -78,7 +78,7 @@ struct HTTP2Tests {
         let warmup = try await session.send(HTTPRequest(method: .get, path: "/bytes/1k"))
         #expect(warmup.metrics?.httpVersion == .http2)
 
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await session.send(HTTPRequest(method: .get, path: "/truncated"))
         }
         #expect(error?.kind == .connectionClosed)

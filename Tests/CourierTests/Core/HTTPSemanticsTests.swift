@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
@@ -72,7 +72,7 @@ struct HTTPSemanticsTests {
     @Test func tooManyRedirectsIsATypedError() async throws {
         let env = try await TestServers.shared()
         let session = SessionFactory.httpbin(env) { $0.maximumRedirects = 2 }
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await session.send(HTTPRequest(method: .get, path: "/redirect/5"))
         }
         #expect(error?.kind == .tooManyRedirects)
@@ -91,7 +91,7 @@ struct HTTPSemanticsTests {
     @Test func httpsNeverRedirectsToHTTP() async throws {
         let env = try await TestServers.shared()
         let session = SessionFactory.session(env, .https)
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await session.send(HTTPRequest(method: .get, path: "/redirect/to-http"))
         }
         #expect(error?.kind == .insecureRedirect)
@@ -126,7 +126,7 @@ struct HTTPSemanticsTests {
         #expect(slow.status == .ok)
         #expect(slow.metrics.map { $0.timeToFirstByte >= .milliseconds(900) } == true)
         let hasty = SessionFactory.httpbin(env) { $0.timeout = .milliseconds(300) }
-        await #expect(throws: TransportError.timedOut) {
+        await #expect(throws: CourierError.kind(.timedOut)) {
             try await hasty.send(HTTPRequest(method: .get, path: "/delay/3"))
         }
         await patient.shutdown()

@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Logging
@@ -27,6 +27,19 @@ struct LoggingTests {
         for line in lines {
             #expect(!line.contains("s3cr3t"), "secret leaked in: \(line)")
         }
+        await session.shutdown()
+    }
+
+    @Test func aStreamedResponseIsLoggedAsStreamedNotAsZeroBytes() async throws {
+        let env = try await TestServers.shared()
+        let handler = CapturingLogHandler()
+        let session = SessionFactory.session(env, .http) { $0.middlewares = [LoggingMiddleware(logger: handler.makeLogger())] }
+        let response = try await session.stream(HTTPRequest(method: .get, path: "/bytes/1m"))
+        let body = try await response.body.collect(upTo: 2 << 20)
+        #expect(body.count == 1 << 20)
+        let line = handler.captured.first { $0.hasPrefix("info ← GET") }
+        #expect(line?.contains("body streamed") == true)
+        #expect(line?.contains("0 bytes") == false)
         await session.shutdown()
     }
 

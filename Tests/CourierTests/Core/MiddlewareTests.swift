@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
@@ -79,7 +79,7 @@ struct MiddlewareTests {
             func intercept(
                 _ request: HTTPRequest, body: RequestBody?, context: MiddlewareContext, next: Next
             ) async throws -> Response {
-                Response(head: HTTPResponse(status: .ok), body: ResponseBody(Data("cached".utf8)))
+                Response(head: HTTPResponse(status: .ok), body: Response.Body(Data("cached".utf8)))
             }
         }
         let transport = MockTransport(responses: [])

@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 
@@ -33,6 +33,18 @@ struct NetworkTaskTests {
         #expect(response.data.count == file.size)
         #expect(task.state == .completed)
         await watcher.value
+        await session.shutdown()
+    }
+
+    @Test func theTaskKeepsItsLatestProgress() async throws {
+        let env = try await TestServers.shared()
+        let session = SessionFactory.session(env, .http)
+        let task = session.task(for: HTTPRequest(method: .get, path: "/bytes/1m"))
+        #expect(task.uploadProgress == nil)
+        _ = try await task.value
+        try await waitUntil(timeout: .seconds(5)) { task.downloadProgress?.completedBytes == 1 << 20 }
+        #expect(task.downloadProgress?.completedBytes == 1 << 20)
+        #expect(task.downloadProgress?.fractionCompleted == 1)
         await session.shutdown()
     }
 

@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
@@ -91,7 +91,7 @@ struct OriginQueueTests {
         try await waitUntil(timeout: .seconds(20)) { transport.statistics.activeTransfers == 64 }
 
         let start = ContinuousClock.now
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await hurried.send(HTTPRequest(method: .get, path: "/bytes/1k"))
         }
         #expect(error?.kind == .timedOut)

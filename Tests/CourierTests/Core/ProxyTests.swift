@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
@@ -80,7 +80,7 @@ struct ProxyTests {
         let authority = try #require(Self.authority(env.nginxAttacker))
         let before = try env.proxyLogEntries().count
 
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await session.send(HTTPRequest(method: .get, path: "/bytes/1k"))
         }
         #expect(error?.kind == .tlsFailure)
@@ -92,7 +92,7 @@ struct ProxyTests {
         // Without the test CA the real server is not trusted either.
         let untrusting = CurlTransport(configuration: .init(proxy: .url(proxy.absoluteString)))
         let plain = Session(configuration: .init(baseURL: env.nginxHTTPS), transport: untrusting)
-        let second = await #expect(throws: TransportError.self) {
+        let second = await #expect(throws: CourierError.self) {
             try await plain.send(HTTPRequest(method: .get, path: "/bytes/1k"))
         }
         #expect(second?.kind == .tlsFailure)
@@ -107,7 +107,7 @@ struct ProxyTests {
         let env = try await TestServers.shared()
         let port = try freePort()
         let (session, transport) = Self.session(baseURL: env.nginxHTTP, proxy: "http://127.0.0.1:\(port)", env: env)
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await session.send(HTTPRequest(method: .get, path: "/bytes/1k"))
         }
         #expect(error?.kind == .couldNotConnect)
@@ -115,7 +115,7 @@ struct ProxyTests {
 
         // The same over HTTPS (curl would send CONNECT first).
         let (tlsSession, tlsTransport) = Self.session(baseURL: env.nginxHTTPS, proxy: "http://127.0.0.1:\(port)", env: env)
-        let tlsError = await #expect(throws: TransportError.self) {
+        let tlsError = await #expect(throws: CourierError.self) {
             try await tlsSession.send(HTTPRequest(method: .get, path: "/bytes/1k"))
         }
         #expect(tlsError?.kind == .couldNotConnect)
@@ -171,7 +171,7 @@ struct ProxyTests {
         // HTTPS without credentials: the CONNECT is refused, no tunnel, a transport error.
         let (anonymousTLS, anonymousTLSTransport) = Self.session(baseURL: env.nginxHTTPS, proxy: proxy.absoluteString, env: env)
         let before = try env.proxyLogEntries().count
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await anonymousTLS.send(HTTPRequest(method: .get, path: "/bytes/1k"))
         }
         #expect(error?.kind == .proxyFailure)

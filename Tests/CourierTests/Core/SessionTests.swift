@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
@@ -48,7 +48,7 @@ struct SessionTests {
         let (session, transport) = session()
         var request = HTTPRequest(method: .get, path: "/")
         request.headerFields[.userAgent] = "Mine/1.0"
-        await #expect(throws: SessionError.invalidHeader("")) { try await session.send(request) }
+        await #expect(throws: CourierError.kind(.reservedHeader)) { try await session.send(request) }
         #expect(transport.requests.isEmpty)
     }
 
@@ -66,7 +66,7 @@ struct SessionTests {
 
     @Test func relativeRequestWithoutBaseURLIsRefused() async throws {
         let (session, transport) = session(nil)
-        await #expect(throws: SessionError.invalidURL("")) {
+        await #expect(throws: CourierError.kind(.invalidURL)) {
             try await session.send(HTTPRequest(method: .get, path: "/x"))
         }
         #expect(transport.requests.isEmpty)
@@ -74,7 +74,7 @@ struct SessionTests {
 
     @Test func nonHTTPSchemesAreRefused() async throws {
         let (session, transport) = session()
-        await #expect(throws: SessionError.invalidURL("")) {
+        await #expect(throws: CourierError.kind(.invalidURL)) {
             try await session.send(HTTPRequest(method: .get, scheme: "ftp", authority: "example.com", path: "/x"))
         }
         #expect(transport.requests.isEmpty)

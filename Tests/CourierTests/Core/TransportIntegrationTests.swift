@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
@@ -86,7 +86,7 @@ struct TransportIntegrationTests {
     @Test func midBodyCloseIsATypedError() async throws {
         let env = try await TestServers.shared()
         let session = SessionFactory.session(env, .http)
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await session.send(HTTPRequest(method: .get, path: "/truncated"))
         }
         #expect(error?.kind == .connectionClosed)
@@ -98,7 +98,7 @@ struct TransportIntegrationTests {
         let env = try await TestServers.shared()
         let session = SessionFactory.session(env, .http) { $0.timeout = .milliseconds(700) }
         let start = ContinuousClock.now
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await session.send(HTTPRequest(method: .get, path: "/stall?seconds=10"))
         }
         #expect(error?.kind == .timedOut)
@@ -113,7 +113,7 @@ struct TransportIntegrationTests {
             configuration: .init(baseURL: URL(string: "http://127.0.0.1:\(port)")!),
             transport: CurlTransport(configuration: .init(proxy: .none))
         )
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await session.send(HTTPRequest(method: .get, path: "/"))
         }
         #expect(error?.kind == .couldNotConnect)
@@ -128,7 +128,7 @@ struct TransportIntegrationTests {
             configuration: .init(baseURL: env.nginxHTTPS),
             transport: CurlTransport(configuration: .init(proxy: .none))
         )
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await session.send(HTTPRequest(method: .get, path: "/bytes/1k"))
         }
         #expect(error?.kind == .tlsFailure)
@@ -169,7 +169,7 @@ struct TransportIntegrationTests {
             continuation.yield(Data(repeating: 1, count: 1000))
             continuation.finish(throwing: Broken())
         }
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await session.send(HTTPRequest(method: .post, path: "/echo"), body: .stream(chunks))
         }
         #expect(error?.kind == .requestBodyFailed)
@@ -179,7 +179,7 @@ struct TransportIntegrationTests {
     @Test func bufferedBodyOverTheLimitFails() async throws {
         let env = try await TestServers.shared()
         let session = SessionFactory.session(env, .http) { $0.maximumResponseBodySize = 100_000 }
-        let error = await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: CourierError.self) {
             try await session.send(HTTPRequest(method: .get, path: "/bytes/1m"))
         }
         #expect(error?.kind == .responseTooLarge)
@@ -191,7 +191,7 @@ struct TransportIntegrationTests {
         let session = SessionFactory.session(env, .http)
         _ = try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))
         await session.shutdown()
-        await #expect(throws: SessionError.shutDown) {
+        await #expect(throws: CourierError.kind(.shutDown)) {
             try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))
         }
     }

@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 
 /// Reads a query string written by `ResourceRequest.QueryStringFormat` back into a parameter tree whose
 /// leaves are strings (a query carries no types), for the round-trip property tests.

@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
@@ -76,7 +76,7 @@ struct RequestsHTTPBinTests {
         ),
     ]
 
-    private func send(_ request: ResourceRequest) async throws -> (ResourceResponse, Echo) {
+    private func send(_ request: ResourceRequest) async throws -> (Response, Echo) {
         let env = try await TestServers.shared()
         let session = SessionFactory.httpbin(env)
         do {
@@ -114,8 +114,8 @@ struct RequestsHTTPBinTests {
         #expect(echo.headers["Content-Type"] == "application/x-www-form-urlencoded")
     }
 
-    @Test(arguments: [ResourceRequest.Method.post, .put, .patch])
-    func jsonBodiesRoundTrip(_ method: ResourceRequest.Method) async throws {
+    @Test(arguments: [HTTPRequest.Method.post, .put, .patch])
+    func jsonBodiesRoundTrip(_ method: HTTPRequest.Method) async throws {
         let parameters: [String: ParameterValue] = [
             "name": "Ada \"Lovelace\" é/🙂", "n": -3, "ratio": 0.25, "ok": false, "none": nil,
             "nested": ["list": [1, "two", ["three": 3.5]], "empty": [:]],
@@ -126,8 +126,8 @@ struct RequestsHTTPBinTests {
         #expect(echo.headers["Content-Type"] == "application/json")
     }
 
-    @Test(arguments: [ResourceRequest.Method.get, .delete])
-    func queryMethodsSendParametersInTheQuery(_ method: ResourceRequest.Method) async throws {
+    @Test(arguments: [HTTPRequest.Method.get, .delete])
+    func queryMethodsSendParametersInTheQuery(_ method: HTTPRequest.Method) async throws {
         let (_, echo) = try await send(
             ResourceRequest(path: "/anything/d?keep=1", method: method, parameters: ["id": 42, "flag": true])
         )
@@ -169,11 +169,7 @@ struct RequestsHTTPBinTests {
             xml.data
                 == #"<?xml version="1.0" encoding="UTF-8"?><order><id>9</id><items>tea</items><items>&lt;cake&gt; &amp; co</items></order>"#
         )
-        let echoed = ResourceResponse(
-            endpoint: ResourceEndpoint(method: .get, path: "/"),
-            status: .ok,
-            data: Data(xml.data.utf8)
-        )
+        let echoed = Response(head: HTTPResponse(status: .ok), body: Response.Body(Data(xml.data.utf8)))
         #expect(try echoed.decodeXML(Order.self) == order)
     }
 
@@ -181,13 +177,23 @@ struct RequestsHTTPBinTests {
         let (_, echo) = try await send(
             ResourceRequest(
                 path: "/anything",
-                headers: ["X-Courier-Test": "value with spaces", "accept": "application/json"]
+                headerFields: [HTTPField.Name("X-Courier-Test")!: "value with spaces", .accept: "application/json"]
             )
         )
         #expect(echo.headers["X-Courier-Test"] == "value with spaces")
         #expect(echo.headers["Accept"] == "application/json")
         #expect(echo.headers["User-Agent"]?.contains("Courier/") == true)
         #expect(echo.headers["Authorization"] == nil)
+    }
+
+    /// Repeated fields are legal and `HTTPFields` carries them: both reach the server (which
+    /// joins them, as RFC 9110 allows).
+    @Test func repeatedHeaderFieldsAllArrive() async throws {
+        var request = ResourceRequest(path: "/anything")
+        request.headerFields.append(HTTPField(name: HTTPField.Name("X-Tag")!, value: "a"))
+        request.headerFields.append(HTTPField(name: HTTPField.Name("x-tag")!, value: "b"))
+        let (_, echo) = try await send(request)
+        #expect(echo.headers["X-Tag"] == "a,b")
     }
 
     @Test func multipartFieldsAndFilesRoundTrip() async throws {
@@ -198,14 +204,14 @@ struct RequestsHTTPBinTests {
         try Data(fileText.utf8).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
 
-        let request = ResourceRequestBuilder()
-            .method(.post)
-            .path("/anything/upload")
-            .parameters(["album": "beach day", "meta": ["year": 2024]])
-            .part(.text("été 🙂", name: "caption"))
-            .part(.data(Data("in memory".utf8), name: "memo", filename: "memo.txt", contentType: "text/plain"))
-            .part(.file(atPath: path, name: "log", contentType: "text/plain"))
-            .build()
+        var request = ResourceRequest(path: "/anything/upload")
+        request.method = .post
+        request.parameters = ["album": "beach day", "meta": ["year": 2024]]
+        request.multipartData.append(.text("été 🙂", name: "caption"))
+        request.multipartData.append(
+            .data(Data("in memory".utf8), name: "memo", filename: "memo.txt", contentType: "text/plain")
+        )
+        request.multipartData.append(.file(atPath: path, name: "log", contentType: "text/plain"))
         let (_, echo) = try await send(request)
         #expect(echo.form == ["album": "beach day", "meta[year]": "2024", "caption": "été 🙂"])
         #expect(echo.files == ["memo": "in memory", "log": .string(fileText)])
@@ -221,13 +227,13 @@ struct RequestsHTTPBinTests {
         #expect {
             try teapot.validate()
         } throws: { error in
-            guard let error = error as? ResourceError else { return false }
+            guard let error = error as? CourierError else { return false }
             return error.kind == .clientError && error.statusCode == 418
                 && error.parameters["endpoint"] == "GET /status/418"
                 && !error.description.contains("s3cr3t")
         }
         let unavailable = try await session.send(ResourceRequest(path: "/status/503", method: .post))
-        #expect(throws: ResourceError.serverError) { try unavailable.validate() }
+        #expect(throws: CourierError.kind(.serverError)) { try unavailable.validate() }
         await session.shutdown()
     }
 

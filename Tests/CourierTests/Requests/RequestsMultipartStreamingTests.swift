@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Crypto
 import Foundation
 import HTTPTypes
@@ -39,7 +39,7 @@ struct RequestsMultipartStreamingTests {
         // three times and the smallest counts: an upload that buffered the file would grow
         // by 50 MiB or more every time.
         var smallestGrowth = Int.max
-        var received: ResourceResponse?
+        var received: Response?
         for _ in 0..<3 where smallestGrowth >= Self.growthLimit {
             let session = SessionFactory.session(env, .http)
             let baseline = residentMemoryBytes()

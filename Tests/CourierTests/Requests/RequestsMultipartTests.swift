@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func givingUpAfterTooManyCollisionsIsAnError() {
-        #expect(throws: RequestError.encodingFailed) {
+        #expect(throws: CourierError.kind(.encodingFailed)) {
             try MultipartBody(parts: [.text("always", name: "f")], makeBoundary: { "always" })
         }
     }
@@ -116,7 +116,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let body = try MultipartBody(parts: [.file(atPath: path, name: "f")], makeBoundary: { "=_b_=" })
         try Data(count: 10).write(to: URL(fileURLWithPath: path))
-        await #expect(throws: RequestError.unreadableFile) {
+        await #expect(throws: CourierError.kind(.unreadableFile)) {
             for try await _ in MultipartBodySequence(segments: body.segments) {}
         }
     }

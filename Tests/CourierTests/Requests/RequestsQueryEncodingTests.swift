@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Testing
 
 @Suite struct RequestsQueryEncodingTests {
@@ -103,18 +103,18 @@ import Testing
     @Test(arguments: [ResourceRequest.QueryStringFormat.ArrayFormat.commaSeparated, .repeatedKeys])
     func scalarOnlyFormatsRefuseNestedElements(_ arrayFormat: ResourceRequest.QueryStringFormat.ArrayFormat) {
         let format = ResourceRequest.QueryStringFormat(arrayFormat: arrayFormat)
-        #expect(throws: RequestError.invalidParameter) { try format.encode(["l": [[1], [2]]]) }
-        #expect(throws: RequestError.invalidParameter) { try format.encode(["l": [["a": 1]]]) }
+        #expect(throws: CourierError.kind(.invalidParameter)) { try format.encode(["l": [[1], [2]]]) }
+        #expect(throws: CourierError.kind(.invalidParameter)) { try format.encode(["l": [["a": 1]]]) }
     }
 
     @Test(arguments: [Double.nan, .infinity, -.infinity])
     func nonFiniteNumbersAreTypedErrors(_ number: Double) {
-        #expect(throws: RequestError.invalidParameter) {
+        #expect(throws: CourierError.kind(.invalidParameter)) {
             try ResourceRequest.QueryStringFormat().encode(["x": ["y": [.double(number)]]])
         }
         do {
             _ = try ResourceRequest.QueryStringFormat().encode(["x": ["y": [.double(number)]]])
-        } catch let error as RequestError {
+        } catch let error as CourierError {
             #expect(error.message.contains("x.y[0]"))
         } catch {
             Issue.record("unexpected error \(error)")
@@ -122,7 +122,7 @@ import Testing
     }
 
     @Test func emptyNamesAreRefused() {
-        #expect(throws: RequestError.invalidParameter) { try ResourceRequest.QueryStringFormat().encode(["": 1]) }
-        #expect(throws: RequestError.invalidParameter) { try ResourceRequest.QueryStringFormat().encode(["a": ["": 1]]) }
+        #expect(throws: CourierError.kind(.invalidParameter)) { try ResourceRequest.QueryStringFormat().encode(["": 1]) }
+        #expect(throws: CourierError.kind(.invalidParameter)) { try ResourceRequest.QueryStringFormat().encode(["a": ["": 1]]) }
     }
 }

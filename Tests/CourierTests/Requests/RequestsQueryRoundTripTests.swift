@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Testing
 
 /// Property: decoding what the encoder wrote gives back the input (with every leaf as the

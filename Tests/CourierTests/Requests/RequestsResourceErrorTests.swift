@@ -1,9 +1,7 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
-
-@testable import Courier
 
 @Suite struct RequestsResourceErrorTests {
     /// Published FNV-1a 64 test vectors: the algorithm is the standard one.
@@ -14,22 +12,53 @@ import Testing
 
     /// Pinned values: a change of algorithm, canonical string or reason names fails here.
     @Test(arguments: [
-        (ResourceError.Kind.clientError, 404, ResourceRequest.Method.get, "/api/users/42", "d1303b81af35d6d5"),
+        (CourierError.Kind.clientError, 404, HTTPRequest.Method.get, "/api/users/42", "d1303b81af35d6d5"),
         (.serverError, 503, .post, "/api/orders", "5121a038e2857bf3"),
         (.unexpectedStatus, 302, .delete, "/items/7", "832788d4c8ca103d"),
         (.undecodableBody, 200, .get, "/api/users", "4607b35e93554376"),
         (.clientError, 401, .get, "/é", "dffc4b6513beff0c"),
     ])
     func stableHashIsPinned(
-        _ kind: ResourceError.Kind,
+        _ kind: CourierError.Kind,
         code: Int,
-        method: ResourceRequest.Method,
+        method: HTTPRequest.Method,
         path: String,
         expected: String
     ) {
-        let error = ResourceError(kind: kind, statusCode: code, endpoint: ResourceEndpoint(method: method, path: path))
+        let endpoint = ResponseEndpoint(method: method, target: path).description
+        let error = CourierError(kind: kind, message: "", statusCode: code, endpoint: endpoint)
         #expect(error.stableHash == expected)
         #expect(error.parameters["hash"] == expected)
+    }
+
+    /// The same vectors, for errors made the way a caller meets them: `validate()` on a
+    /// response the session tagged with its endpoint.
+    @Test(arguments: [
+        (404, HTTPRequest.Method.get, "/api/users/42", "d1303b81af35d6d5"),
+        (503, .post, "/api/orders", "5121a038e2857bf3"),
+        (302, .delete, "/items/7", "832788d4c8ca103d"),
+        (401, .get, "/é", "dffc4b6513beff0c"),
+    ])
+    func validateGivesThePinnedHashes(code: Int, method: HTTPRequest.Method, path: String, expected: String) {
+        var response = Response(head: HTTPResponse(status: HTTPResponse.Status(code: code)))
+        response.endpoint = ResponseEndpoint(method: method, target: path)
+        #expect {
+            try response.validate()
+        } throws: { error in
+            let error = error as? CourierError
+            return error?.stableHash == expected && error?.parameters["hash"] == expected
+        }
+    }
+
+    @Test func anUndecodableBodyGivesThePinnedHash() {
+        struct User: Decodable { let name: String }
+        var response = Response(head: HTTPResponse(status: .ok), body: Response.Body(Data("[]".utf8)))
+        response.endpoint = ResponseEndpoint(method: .get, target: "/api/users")
+        #expect {
+            try response.decode(User.self)
+        } throws: { error in
+            (error as? CourierError)?.stableHash == "4607b35e93554376"
+        }
     }
 
     @Test func theQueryNeverReachesTheEndpointOrTheHash() {
@@ -39,17 +68,22 @@ import Testing
         let absolute = ResourceRequest(path: "https://api.example.com:8443/api/users/42?token=secret").endpoint
         #expect(plain == withQuery && plain == withParameters && plain == absolute)
         #expect(plain.description == "GET /api/users/42")
-        let error = ResourceError(kind: .clientError, statusCode: 404, endpoint: withQuery)
-        #expect(error.stableHash == "d1303b81af35d6d5")
-        #expect(!error.description.contains("secret"))
+        var response = Response(head: HTTPResponse(status: .notFound))
+        response.endpoint = withQuery
+        #expect {
+            try response.validate()
+        } throws: { error in
+            guard let error = error as? CourierError else { return false }
+            return error.endpoint == "GET /api/users/42" && error.stableHash == "d1303b81af35d6d5"
+                && !error.description.contains("secret") && !error.message.contains("secret")
+                && !error.parameters.values.contains { $0.contains("secret") }
+        }
     }
 
     @Test func parametersViewIsFlatAndComplete() {
-        let response = ResourceResponse(
-            endpoint: ResourceEndpoint(method: .post, path: "/api/orders"),
-            status: .serviceUnavailable
-        )
-        let error = ResourceError.status(of: response)
+        var response = Response(head: HTTPResponse(status: .serviceUnavailable))
+        response.endpoint = ResponseEndpoint(method: .post, target: "/api/orders")
+        let error = CourierError.status(of: response)
         #expect(error.kind == .serverError)
         #expect(
             error.parameters == [
@@ -59,28 +93,33 @@ import Testing
     }
 
     @Test(arguments: [
-        (404, ResourceError.Kind.clientError), (400, .clientError), (500, .serverError), (599, .serverError),
+        (404, CourierError.Kind.clientError), (400, .clientError), (500, .serverError), (599, .serverError),
         (302, .unexpectedStatus), (101, .unexpectedStatus),
     ])
-    func validateMapsStatusClasses(_ code: Int, kind: ResourceError.Kind) {
-        let response = ResourceResponse(
-            endpoint: ResourceEndpoint(method: .get, path: "/x"),
-            status: HTTPResponse.Status(code: code)
-        )
-        #expect(throws: ResourceError.kind(kind)) { try response.validate() }
+    func validateMapsStatusClasses(_ code: Int, kind: CourierError.Kind) {
+        var response = Response(head: HTTPResponse(status: HTTPResponse.Status(code: code)))
+        response.endpoint = ResponseEndpoint(method: .get, target: "/x")
+        #expect(throws: CourierError.kind(kind)) { try response.validate() }
+        #expect {
+            try response.validate()
+        } throws: { error in
+            guard let error = error as? CourierError else { return false }
+            return error.statusCode == code && error.endpoint == "GET /x" && error.response?.statusCode == code
+                && error.message.hasPrefix("GET /x answered \(code)")
+        }
     }
 
     @Test func validateReturnsTheAcceptedResponse() throws {
-        let response = ResourceResponse(endpoint: ResourceEndpoint(method: .get, path: "/x"), status: .noContent)
+        let response = Response(head: HTTPResponse(status: .noContent))
         #expect(try response.validate().statusCode == 204)
-        let notModified = ResourceResponse(endpoint: ResourceEndpoint(method: .get, path: "/x"), status: .notModified)
+        let notModified = Response(head: HTTPResponse(status: .notModified))
         #expect(try notModified.validate(acceptableStatusCodes: 200...399).statusCode == 304)
     }
 
     @Test func errorsCompareByKind() {
-        let a = ResourceError(kind: .clientError, statusCode: 404, endpoint: ResourceEndpoint(method: .get, path: "/a"))
-        let b = ResourceError(kind: .clientError, statusCode: 409, endpoint: ResourceEndpoint(method: .put, path: "/b"))
-        #expect(a == b && a == .clientError && a != .serverError)
+        let a = CourierError(kind: .clientError, message: "a", statusCode: 404, endpoint: "GET /a")
+        let b = CourierError(kind: .clientError, message: "b", statusCode: 409, endpoint: "PUT /b")
+        #expect(a == b && a.kind == .clientError && a != CourierError.kind(.serverError))
         #expect(Set([a, b]).count == 1)
     }
 }

@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
@@ -6,43 +6,42 @@ import Testing
 @Suite struct RequestsResourceRequestTests {
     static let parts: [MultipartPart] = [.text("hello", name: "greeting")]
 
-    @Test func builderMutableAndInitializerMakeTheSameValue() {
+    @Test func mutatingAVarRequestMakesTheSameValueAsTheInitializer() {
         let direct = ResourceRequest(
             path: "/api/users",
             method: .post,
             parameters: ["name": "Ada", "tags": ["a", "b"]],
             parametersEncoding: .formURLEncoded,
             queryStringFormat: ResourceRequest.QueryStringFormat(arrayFormat: .bracketed),
-            headers: ["X-Flags": "1000010"]
+            headerFields: [HTTPField.Name("X-Flags")!: "1000010"]
         )
-        let built = ResourceRequestBuilder()
-            .path("/api/users")
-            .method(.post)
-            .parameter("name", "Ada")
-            .parameter("tags", ["a", "b"])
-            .parametersEncoding(.formURLEncoded)
-            .queryStringFormat(ResourceRequest.QueryStringFormat(arrayFormat: .bracketed))
-            .header("X-Flags", "1000010")
-            .build()
-        var draft = MutableResourceRequest(path: "/api/users", method: .post)
-        draft.parameters = ["name": "Ada", "tags": ["a", "b"]]
-        draft.parametersEncoding = .formURLEncoded
-        draft.queryStringFormat.arrayFormat = .bracketed
-        draft.headers["X-Flags"] = "1000010"
-        #expect(built == direct)
-        #expect(ResourceRequest(draft) == direct)
-        #expect(ResourceRequest(MutableResourceRequest(direct)) == direct)
-        #expect(ResourceRequestBuilder(direct).build() == direct)
+        var request = ResourceRequest(path: "/api/users")
+        #expect(request != direct)
+        request.method = .post
+        request.parameters["name"] = "Ada"
+        request.parameters["tags"] = ["a", "b"]
+        request.parametersEncoding = .formURLEncoded
+        request.queryStringFormat.arrayFormat = .bracketed
+        request.headerFields[HTTPField.Name("X-Flags")!] = "1000010"
+        #expect(request == direct)
+        #expect(Set([request, direct]).count == 1)
     }
 
-    @Test func builderStepsReturnCopies() {
-        let base = ResourceRequestBuilder().path("/a")
-        let post = base.method(.post)
-        #expect(base.build().method == .get)
-        #expect(post.build().method == .post)
-        let withParts = base.method(.post).part(Self.parts[0]).part(.data(Data([1]), name: "f", filename: "f.bin"))
-        #expect(withParts.build().multipartData.count == 2)
-        #expect(base.body(.text("x")).build().body == .text("x"))
+    @Test func aRequestIsAValue() {
+        let base = ResourceRequest(path: "/a")
+        var post = base
+        post.method = .post
+        #expect(base.method == .get)
+        #expect(post.method == .post)
+        var withParts = post
+        withParts.multipartData.append(Self.parts[0])
+        withParts.multipartData.append(.data(Data([1]), name: "f", filename: "f.bin"))
+        #expect(withParts.multipartData.count == 2)
+        #expect(post.multipartData.isEmpty)
+        var withBody = base
+        withBody.body = .text("x")
+        #expect(withBody.body == .text("x"))
+        #expect(base.body == nil)
     }
 
     @Test func getParametersGoInTheQuery() throws {
@@ -55,12 +54,52 @@ import Testing
         #expect(request.headerFields[.contentType] == nil)
     }
 
-    @Test(arguments: [ResourceRequest.Method.get, .head, .delete])
-    func queryMethodsNeverPutParametersInTheBody(_ method: ResourceRequest.Method) throws {
+    @Test(arguments: [HTTPRequest.Method.get, .head, .delete, .options, .trace])
+    func queryMethodsNeverPutParametersInTheBody(_ method: HTTPRequest.Method) throws {
         let (request, body) = try ResourceRequest(path: "items", method: method, parameters: ["id": 7])
             .makeHTTPRequest()
+        #expect(request.method == method)
         #expect(request.path == "items?id=7")
         #expect(body == nil)
+        #expect(request.headerFields[.contentType] == nil)
+    }
+
+    @Test func optionsSendsItsParametersInTheQuery() throws {
+        let (request, body) = try ResourceRequest(
+            path: "/api/users?lang=en",
+            method: .options,
+            parameters: ["fields": ["id", "name"]],
+            queryStringFormat: ResourceRequest.QueryStringFormat(arrayFormat: .commaSeparated)
+        )
+        .makeHTTPRequest()
+        #expect(request.method == .options)
+        #expect(request.method.rawValue == "OPTIONS")
+        #expect(request.path == "/api/users?lang=en&fields=id,name")
+        #expect(body == nil)
+        #expect(request.headerFields[.contentType] == nil)
+    }
+
+    @Test func aCustomMethodSendsItsParametersInTheBody() async throws {
+        let propfind = try #require(HTTPRequest.Method("PROPFIND"))
+        let (request, body) = try ResourceRequest(
+            path: "/dav/docs?depth=1",
+            method: propfind,
+            parameters: ["prop": "getetag", "n": 2]
+        )
+        .makeHTTPRequest()
+        #expect(request.method == propfind)
+        #expect(request.method.rawValue == "PROPFIND")
+        #expect(request.path == "/dav/docs?depth=1")
+        #expect(request.headerFields[.contentType] == "application/json")
+        let data = try #require(try await body?.collect(upTo: 1 << 20))
+        #expect(String(decoding: data, as: UTF8.self) == #"{"n":2,"prop":"getetag"}"#)
+
+        var form = ResourceRequest(path: "/dav/docs", method: propfind, parameters: ["prop": "a b"])
+        form.parametersEncoding = .formURLEncoded
+        let (formRequest, formBody) = try form.makeHTTPRequest()
+        #expect(formRequest.path == "/dav/docs")
+        #expect(formRequest.headerFields[.contentType] == "application/x-www-form-urlencoded")
+        #expect(try await formBody?.collect(upTo: 100) == Data("prop=a%20b".utf8))
     }
 
     @Test func postParametersAreJSONByDefault() async throws {
@@ -77,8 +116,8 @@ import Testing
         #expect(body?.length == Int64(data.count))
     }
 
-    @Test(arguments: [ResourceRequest.Method.post, .put, .patch])
-    func formEncodingUsesTheQueryFormat(_ method: ResourceRequest.Method) async throws {
+    @Test(arguments: [HTTPRequest.Method.post, .put, .patch])
+    func formEncodingUsesTheQueryFormat(_ method: HTTPRequest.Method) async throws {
         let resource = ResourceRequest(
             path: "/users",
             method: method,
@@ -87,7 +126,7 @@ import Testing
             queryStringFormat: ResourceRequest.QueryStringFormat(arrayFormat: .repeatedKeys, spaceEncoding: .plus)
         )
         let (request, body) = try resource.makeHTTPRequest()
-        #expect(request.method == method.httpMethod)
+        #expect(request.method == method)
         #expect(request.headerFields[.contentType] == "application/x-www-form-urlencoded")
         let data = try #require(try await body?.collect(upTo: 1 << 20))
         #expect(String(decoding: data, as: UTF8.self) == "a%5Bb%5D=x+y&l=1&l=2")
@@ -119,18 +158,19 @@ import Testing
             path: "/x",
             method: .post,
             parameters: ["a": 1],
-            headers: ["content-type": "application/vnd.api+json"]
+            headerFields: [HTTPField.Name("content-type")!: "application/vnd.api+json"]
         )
         #expect(try resource.makeHTTPRequest().request.headerFields[.contentType] == "application/vnd.api+json")
     }
 
-    @Test func headersAreSortedAndTrimmed() throws {
-        let (request, _) = try ResourceRequest(
-            path: "/x",
-            headers: ["X-B": " 2 ", "x-a": "1\t", "Accept": "application/json"]
-        ).makeHTTPRequest()
-        #expect(request.headerFields.map(\.name.rawName) == ["Accept", "x-a", "X-B"])
-        #expect(request.headerFields.map(\.value) == ["application/json", "1", "2"])
+    @Test func headerFieldsKeepTheirOrderAndAreTrimmed() throws {
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: HTTPField.Name("X-B")!, value: " 2 "))
+        fields.append(HTTPField(name: HTTPField.Name("x-a")!, lenientValue: Array("1\t".utf8)))
+        fields.append(HTTPField(name: .accept, value: "application/json"))
+        let (request, _) = try ResourceRequest(path: "/x", headerFields: fields).makeHTTPRequest()
+        #expect(request.headerFields.map(\.name.rawName) == ["X-B", "x-a", "Accept"])
+        #expect(request.headerFields.map(\.value) == ["2", "1", "application/json"])
     }
 
     @Test func absoluteURLsAreSplit() throws {

@@ -1,15 +1,17 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
 
 @Suite struct RequestsResourceResponseTests {
-    static let endpoint = ResourceEndpoint(method: .get, path: "/r")
+    static let endpoint = ResponseEndpoint(method: .get, target: "/r")
 
-    static func response(_ data: Data, contentType: String?, status: HTTPResponse.Status = .ok) -> ResourceResponse {
+    static func response(_ data: Data, contentType: String?, status: HTTPResponse.Status = .ok) -> Response {
         var headers = HTTPFields()
         if let contentType { headers[.contentType] = contentType }
-        return ResourceResponse(endpoint: endpoint, status: status, headers: headers, data: data)
+        var response = Response(head: HTTPResponse(status: status, headerFields: headers), body: Response.Body(data))
+        response.endpoint = endpoint
+        return response
     }
 
     @Test(arguments: [
@@ -47,10 +49,11 @@ import Testing
         headers[HTTPField.Name("X-Request-ID")!] = "abc"
         headers.append(HTTPField(name: HTTPField.Name("Vary")!, value: "Accept"))
         headers.append(HTTPField(name: HTTPField.Name("vary")!, value: "Origin"))
-        let response = ResourceResponse(endpoint: Self.endpoint, status: .ok, headers: headers)
+        let response = Response(head: HTTPResponse(status: .ok, headerFields: headers))
         #expect(response[header: "x-request-id"] == "abc")
         #expect(response[header: "X-REQUEST-ID"] == "abc")
-        #expect(response.headers[HTTPField.Name("x-request-id")!] == "abc")
+        #expect(response.headerFields[HTTPField.Name("x-request-id")!] == "abc")
+        #expect(response.headerFields[values: HTTPField.Name("VARY")!] == ["Accept", "Origin"])
         #expect(response[header: "VARY"] == "Accept, Origin")
         #expect(response[header: "bad name"] == nil)
         #expect(response[header: "missing"] == nil)
@@ -70,11 +73,11 @@ import Testing
         #expect {
             try response.decode(User.self)
         } throws: { error in
-            guard let error = error as? ResourceError else { return false }
-            return error.kind == .undecodableBody && error.statusCode == 202 && error.endpoint == Self.endpoint
+            guard let error = error as? CourierError else { return false }
+            return error.kind == .undecodableBody && error.statusCode == 202 && error.endpoint == "GET /r"
                 && error.parameters["reason"] == "decoding" && error.response?.data == Data("not json".utf8)
         }
-        #expect(throws: ResourceError.undecodableBody) { try response.decodeXML(User.self) }
+        #expect(throws: CourierError.kind(.undecodableBody)) { try response.decodeXML(User.self) }
     }
 
     @Test func decodeWorksOnErrorStatusesWhenAsked() throws {
@@ -86,20 +89,18 @@ import Testing
         )
         #expect(!response.isSuccessful)
         #expect(try response.decode(Problem.self).title == "Not here")
-        #expect(throws: ResourceError.clientError) { try response.validate().decode(Problem.self) }
+        #expect(throws: CourierError.kind(.clientError)) { try response.validate().decode(Problem.self) }
     }
 
-    @Test func aSessionResponseBecomesAResourceResponse() {
-        let metrics = TransferMetrics(total: .milliseconds(5), bytesReceived: 2)
+    @Test func aHandMadeResponseHasEveryView() {
+        let metrics = Response.Metrics(total: .milliseconds(5), bytesReceived: 2)
         var head = HTTPResponse(status: .created)
         head.headerFields[.contentType] = "text/plain"
-        let response = ResourceResponse(
-            Response(head: head, body: ResponseBody(Data("ok".utf8)), metrics: metrics),
-            endpoint: Self.endpoint
-        )
+        let response = Response(head: head, body: Response.Body(Data("ok".utf8)), metrics: metrics)
         #expect(response.statusCode == 201 && response.isSuccessful)
         #expect(response.text == "ok")
         #expect(response.metrics == metrics)
         #expect(response.contentType?.description == "text/plain")
+        #expect(response.data == Data("ok".utf8) && !response.body.isStreamed)
     }
 }

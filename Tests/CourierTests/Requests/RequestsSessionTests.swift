@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
@@ -14,15 +14,15 @@ import Testing
         let transport = MockTransport { request, _ in
             var head = HTTPResponse(status: .ok)
             head.headerFields[.contentType] = "application/json"
-            return Response(head: head, body: ResponseBody(Data(#"{"id":7}"#.utf8)))
+            return Response(head: head, body: Response.Body(Data(#"{"id":7}"#.utf8)))
         }
         let session = Self.session(transport)
-        let response = try await session.send(
-            ResourceRequest(path: "users", method: .post, parameters: ["name": "Ada"], headers: ["X-Trace": "1"])
-        )
+        var request = ResourceRequest(path: "users", method: .post, parameters: ["name": "Ada"])
+        request.headerFields[HTTPField.Name("X-Trace")!] = "1"
+        let response = try await session.send(request)
         struct Created: Decodable { let id: Int }
         #expect(try response.validate().decode(Created.self).id == 7)
-        #expect(response.endpoint.description == "POST /users")
+        #expect(response.endpoint?.description == "POST /users")
 
         let recorded = try #require(transport.requests.first)
         #expect(recorded.request.method == .post)
@@ -38,13 +38,13 @@ import Testing
     func badInputNeverReachesTheTransport() async throws {
         let transport = MockTransport { _, _ in Response(head: HTTPResponse(status: .ok)) }
         let session = Self.session(transport)
-        await #expect(throws: RequestError.reservedHeader) {
-            try await session.send(ResourceRequest(path: "/x", headers: ["User-Agent": "mine"]))
+        await #expect(throws: CourierError.kind(.reservedHeader)) {
+            try await session.send(ResourceRequest(path: "/x", headerFields: [.userAgent: "mine"]))
         }
-        await #expect(throws: RequestError.invalidParameter) {
+        await #expect(throws: CourierError.kind(.invalidParameter)) {
             try await session.send(ResourceRequest(path: "/x", parameters: ["n": .double(.nan)]))
         }
-        #expect(throws: RequestError.bodyNotAllowed) {
+        #expect(throws: CourierError.kind(.bodyNotAllowed)) {
             try session.task(for: ResourceRequest(path: "/x", body: .text("no")))
         }
         #expect(transport.requests.isEmpty)
@@ -60,7 +60,7 @@ import Testing
         #expect {
             try response.validate()
         } throws: { error in
-            (error as? ResourceError)?.parameters == [
+            (error as? CourierError)?.parameters == [
                 "reason": "server", "code": "500", "endpoint": "GET /boom",
                 "hash": StableHashProbe.hash("server|500|GET /boom"),
             ]
@@ -76,6 +76,53 @@ import Testing
         let response = try await task.value
         #expect(response.status == .noContent)
         #expect(transport.requests.first?.request.path == "/v1/t?id=3")
+        await session.shutdown()
+    }
+}
+
+extension RequestsSessionTests {
+    @Test(.timeLimit(.minutes(1)))
+    func repeatedHeaderFieldsAreAllSent() async throws {
+        let transport = MockTransport { _, _ in Response(head: HTTPResponse(status: .ok)) }
+        let session = Self.session(transport)
+        let name = HTTPField.Name("X-Tag")!
+        var request = ResourceRequest(path: "/tags")
+        request.headerFields.append(HTTPField(name: name, value: "a"))
+        request.headerFields.append(HTTPField(name: HTTPField.Name("x-tag")!, value: "b"))
+        _ = try await session.send(request).validate()
+        let recorded = try #require(transport.requests.first)
+        #expect(recorded.request.headerFields[values: name] == ["a", "b"])
+        await session.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aCustomMethodSendsItsParametersInTheBody() async throws {
+        let transport = MockTransport { _, _ in Response(head: HTTPResponse(status: HTTPResponse.Status(code: 207))) }
+        let session = Self.session(transport)
+        let propfind = try #require(HTTPRequest.Method("PROPFIND"))
+        let response = try await session.send(
+            ResourceRequest(path: "/dav/docs", method: propfind, parameters: ["depth": 1])
+        )
+        #expect(response.statusCode == 207)
+        #expect(response.endpoint?.description == "PROPFIND /dav/docs")
+        let recorded = try #require(transport.requests.first)
+        #expect(recorded.request.method.rawValue == "PROPFIND")
+        #expect(recorded.request.path == "/v1/dav/docs")
+        #expect(recorded.request.headerFields[.contentType] == "application/json")
+        #expect(recorded.body == Data(#"{"depth":1}"#.utf8))
+        await session.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func optionsSendsItsParametersInTheQuery() async throws {
+        let transport = MockTransport { _, _ in Response(head: HTTPResponse(status: .noContent)) }
+        let session = Self.session(transport)
+        _ = try await session.send(ResourceRequest(path: "/items", method: .options, parameters: ["id": 3]))
+        let recorded = try #require(transport.requests.first)
+        #expect(recorded.request.method == .options)
+        #expect(recorded.request.path == "/v1/items?id=3")
+        #expect(recorded.request.headerFields[.contentType] == nil)
+        #expect(recorded.body == nil)
         await session.shutdown()
     }
 }

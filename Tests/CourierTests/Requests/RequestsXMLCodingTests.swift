@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
@@ -142,7 +142,7 @@ import Testing
     }
 
     @Test func theResponseDecodesXMLAndTheBodyEncodesIt() throws {
-        let body = try ResourceBody.xml(Self.book, rootElement: "book")
+        let body = try ResourceRequest.Body.xml(Self.book, rootElement: "book")
         #expect(body.contentType == "application/xml; charset=utf-8")
         guard case .data(let data) = body.content else {
             Issue.record("an XML body is in memory")
@@ -150,12 +150,7 @@ import Testing
         }
         var headers = HTTPFields()
         headers[.contentType] = "application/xml"
-        let response = ResourceResponse(
-            endpoint: ResourceEndpoint(method: .get, path: "/b"),
-            status: .ok,
-            headers: headers,
-            data: data
-        )
+        let response = Response(head: HTTPResponse(status: .ok, headerFields: headers), body: Response.Body(data))
         #expect(try response.decodeXML(Book.self) == Self.book)
     }
 }

@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Logging
@@ -105,7 +105,7 @@ struct SecurityLogRedactionTests {
             middlewares: [logging],
             credentials: (rotated.access_token, "session=\(rotated.access_token)")
         )
-        await #expect(throws: SecurityError.pinMismatch) {
+        await #expect(throws: CourierError.kind(.pinMismatch)) {
             try await secured.send(HTTPRequest(method: .get, path: "/httpbin/headers"), logger: logger)
         }
         await SecuritySupport.close(secured)

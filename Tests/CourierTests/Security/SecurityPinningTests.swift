@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
@@ -78,7 +78,7 @@ struct SecurityPinningTests {
             trust: [try TrustPolicy(host: "127.0.0.1", pinnedCertificateAuthorities: env.attackerCA)]
         )
         let marker = SecuritySupport.uniquePath()
-        await #expect(throws: TransportError.tlsFailure) {
+        await #expect(throws: CourierError.kind(.tlsFailure)) {
             try await session.send(HTTPRequest(method: .get, path: marker))
         }
         try await SecuritySupport.expectNeverReached(env, .https, marker: marker)
@@ -97,7 +97,7 @@ struct SecurityPinningTests {
             caBundle: .some(bothRoots)
         )
         let marker = SecuritySupport.uniquePath()
-        let error = await #expect(throws: SecurityError.pinMismatch) {
+        let error = await #expect(throws: CourierError.kind(.pinMismatch)) {
             try await session.send(HTTPRequest(method: .get, path: marker))
         }
         #expect(error?.host == "127.0.0.1")
@@ -134,13 +134,13 @@ struct SecurityPinningTests {
             caBundle: .some(nil)
         )
         let port = env.nginxHTTPS.port!
-        await #expect(throws: TransportError.tlsFailure) {
+        await #expect(throws: CourierError.kind(.tlsFailure)) {
             try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))
         }
         for _ in 0..<2 {
             let trusted = try await session.send(HTTPRequest(method: .get, scheme: "https", authority: "localhost:\(port)", path: "/bytes/0"))
             #expect(trusted.status == .ok)
-            await #expect(throws: TransportError.tlsFailure) {
+            await #expect(throws: CourierError.kind(.tlsFailure)) {
                 try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))
             }
         }
@@ -155,7 +155,7 @@ struct SecurityPinningTests {
             allowsHTTP2: false
         )
         for _ in 0..<3 {
-            await #expect(throws: SecurityError.pinMismatch) {
+            await #expect(throws: CourierError.kind(.pinMismatch)) {
                 try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))
             }
         }
@@ -165,11 +165,11 @@ struct SecurityPinningTests {
     @Test func matchesWildcardPoliciesOneLabelDeep() throws {
         let policy = try TrustPolicy(host: "*.Example.com.", pins: [SecuritySupport.unrelatedPin])
         #expect(policy.host == "*.example.com")
-        #expect(policy.matches(host: "api.example.com"))
-        #expect(policy.matches(host: "API.EXAMPLE.COM."))
-        #expect(!policy.matches(host: "example.com"))
-        #expect(!policy.matches(host: "a.b.example.com"))
-        #expect(!policy.matches(host: "evilexample.com"))
+        #expect(policy.matches(host: "api.example.com", port: 443))
+        #expect(policy.matches(host: "API.EXAMPLE.COM.", port: 443))
+        #expect(!policy.matches(host: "example.com", port: 443))
+        #expect(!policy.matches(host: "a.b.example.com", port: 443))
+        #expect(!policy.matches(host: "evilexample.com", port: 443))
         let security = try SecurityConfiguration.secured(trust: [
             policy, try TrustPolicy(host: "api.example.com", pins: [SecuritySupport.unrelatedPin]),
         ])
@@ -177,5 +177,90 @@ struct SecurityPinningTests {
         #expect(security.trustPolicy(forHost: "api.example.com")?.host == "api.example.com")
         #expect(security.trustPolicy(forHost: "cdn.example.com")?.host == "*.example.com")
         #expect(security.trustPolicy(forHost: "example.org") == nil)
+    }
+
+    // MARK: Port-aware policies against the real TLS listener
+
+    @Test func aPolicyForAnotherPortOfTheHostDoesNotTrustTheListener() async throws {
+        let env = try await TestServers.shared()
+        let port = try #require(env.nginxHTTPS.port)
+        let otherPort = port == 65535 ? port - 1 : port + 1
+        let session = try SecuritySupport.session(
+            env,
+            trust: [try TrustPolicy(host: "127.0.0.1", port: otherPort, pins: [try SecuritySupport.pin(env.rootPin)])],
+            credentials: ("port-token-\(UUID().uuidString)", "session=port-cookie")
+        )
+        let marker = SecuritySupport.uniquePath()
+        let error = await #expect(throws: CourierError.kind(.untrustedHost)) {
+            try await session.send(HTTPRequest(method: .get, path: marker))
+        }
+        // The host and port that have no policy, as the request named them.
+        #expect(error?.host == "127.0.0.1:\(port)")
+        #expect(error?.message.contains("127.0.0.1:\(port)") == true)
+        #expect(error?.message.contains("nothing was sent") == true)
+
+        // Bypassing the session, the transport refuses the connection in the handshake.
+        let transport = try #require(session.transport as? CurlTransport)
+        let bypassMarker = SecuritySupport.uniquePath()
+        let refused = await #expect(throws: CourierError.kind(.untrustedHost)) {
+            try await transport.execute(
+                HTTPRequest(method: .get, scheme: "https", authority: "127.0.0.1:\(port)", path: bypassMarker),
+                body: nil,
+                options: TransferOptions(),
+                control: TransferControl()
+            )
+        }
+        #expect(refused?.host == "127.0.0.1:\(port)")
+        try await SecuritySupport.expectNeverReached(env, .https, marker: marker)
+        #expect(try SecuritySupport.logEntries(env, .https, containing: bypassMarker).isEmpty)
+        await SecuritySupport.close(session)
+    }
+
+    @Test func aPolicyNamingTheListenersPortTrustsIt() async throws {
+        let env = try await TestServers.shared()
+        let port = try #require(env.nginxHTTPS.port)
+        let token = "port-token-\(UUID().uuidString)"
+        let session = try SecuritySupport.session(
+            env,
+            trust: [try TrustPolicy(host: "127.0.0.1", port: port, pins: [try SecuritySupport.pin(env.leafPin)])],
+            credentials: (token, "session=port-cookie")
+        )
+        #expect(session.transport.security.trustPolicy(forHost: "127.0.0.1", port: port)?.port == port)
+        let response = try await session.send(HTTPRequest(method: .get, path: "/httpbin/headers"))
+        #expect(response.status == .ok)
+        #expect(try SecuritySupport.echoedHeaders(response)["authorization"] == "Bearer \(token)")
+        await SecuritySupport.close(session)
+    }
+
+    @Test func thePolicyNamingTheListenersPortWinsOverThePortlessOne() async throws {
+        let env = try await TestServers.shared()
+        let port = try #require(env.nginxHTTPS.port)
+        // The portless policy would pass; the one for this very port pins an unrelated key.
+        let session = try SecuritySupport.session(
+            env,
+            trust: [
+                try TrustPolicy(host: "127.0.0.1", pins: [try SecuritySupport.pin(env.rootPin)]),
+                try TrustPolicy(host: "127.0.0.1", port: port, pins: [SecuritySupport.unrelatedPin]),
+            ]
+        )
+        let marker = SecuritySupport.uniquePath()
+        let error = await #expect(throws: CourierError.kind(.pinMismatch)) {
+            try await session.send(HTTPRequest(method: .get, path: marker))
+        }
+        #expect(error?.host == "127.0.0.1")
+        #expect(error?.expectedPins == [SecuritySupport.unrelatedPin])
+        try await SecuritySupport.expectNeverReached(env, .https, marker: marker)
+        await SecuritySupport.close(session)
+
+        // Swapped: the port's policy passes although the portless one would not.
+        let swapped = try SecuritySupport.session(
+            env,
+            trust: [
+                try TrustPolicy(host: "127.0.0.1", pins: [SecuritySupport.unrelatedPin]),
+                try TrustPolicy(host: "127.0.0.1", port: port, pins: [try SecuritySupport.pin(env.rootPin)]),
+            ]
+        )
+        #expect(try await swapped.send(HTTPRequest(method: .get, path: "/bytes/0")).status == .ok)
+        await SecuritySupport.close(swapped)
     }
 }

@@ -1,11 +1,12 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
 
 /// Secured sessions against the suite's nginx blocks, and what the security tests share.
 enum SecuritySupport {
-    /// A secured session with base URL `server`, trusting `trust`, over its own transport.
+    /// A secured session with base URL `server`, trusting `trust`, over its own secured
+    /// transport: the session enforces the transport's security.
     ///
     /// - Parameters:
     ///   - caBundle: The transport's CA bundle, standing in for the system store (the suite's
@@ -17,7 +18,7 @@ enum SecuritySupport {
         _ server: NginxServer = .https,
         trust: [TrustPolicy],
         caBundle: String?? = .none,
-        minimumTLSVersion: CurlTransport.Configuration.TLSVersion = .v1_2,
+        minimumTLSVersion: SecurityConfiguration.TLSVersion = .v1_2,
         allowsHTTP2: Bool = true,
         middlewares: [any Middleware] = [],
         credentials: (token: String, cookie: String)? = nil
@@ -37,7 +38,7 @@ enum SecuritySupport {
             )
         )
         return Session(
-            configuration: .init(baseURL: env.url(server), middlewares: middlewares, security: security),
+            configuration: .init(baseURL: env.url(server), middlewares: middlewares),
             transport: transport
         )
     }
@@ -129,7 +130,7 @@ enum SecuritySupport {
 }
 
 /// Attaches a bearer token and a cookie, the way the auth layer does: only when the
-/// session's security configuration allows credentials for the request.
+/// transport's security configuration allows credentials for the request.
 struct TestCredentialMiddleware: Middleware {
     let security: SecurityConfiguration
     let token: String

@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
@@ -11,7 +11,7 @@ struct SecurityTLSPolicyTests {
         let trust = [try TrustPolicy(host: "127.0.0.1", pins: [try SecuritySupport.pin(env.rootPin)])]
         let strict = try SecuritySupport.session(env, .tls12, trust: trust, minimumTLSVersion: .v1_3)
         let marker = SecuritySupport.uniquePath()
-        let error = await #expect(throws: TransportError.tlsFailure) {
+        let error = await #expect(throws: CourierError.kind(.tlsFailure)) {
             try await strict.send(HTTPRequest(method: .get, path: marker))
         }
         #expect(error?.curlCode == 35)
@@ -43,7 +43,7 @@ struct SecurityTLSPolicyTests {
             trust: [try TrustPolicy(host: "127.0.0.1", pins: [try SecuritySupport.pin(env.spkiPins["expired", default: ""])])]
         )
         let marker = SecuritySupport.uniquePath()
-        let error = await #expect(throws: TransportError.tlsFailure) {
+        let error = await #expect(throws: CourierError.kind(.tlsFailure)) {
             try await session.send(HTTPRequest(method: .get, path: marker))
         }
         #expect(error?.message.contains("expired") == true)
@@ -60,7 +60,7 @@ struct SecurityTLSPolicyTests {
             trust: [try TrustPolicy(host: "127.0.0.1", pins: [try SecuritySupport.pin(env.intermediatePin)])]
         )
         let marker = SecuritySupport.uniquePath()
-        let error = await #expect(throws: TransportError.tlsFailure) {
+        let error = await #expect(throws: CourierError.kind(.tlsFailure)) {
             try await session.send(HTTPRequest(method: .get, path: marker))
         }
         #expect(error?.message.contains("subject name") == true)
@@ -152,7 +152,7 @@ struct SecurityTLSPolicyTests {
             privateKeyFile: encryptedKey,
             password: "wrong"
         )
-        let error = #expect(throws: SecurityError.invalidConfiguration) {
+        let error = #expect(throws: CourierError.kind(.invalidConfiguration)) {
             try SecurityConfiguration.secured(trust: [try TrustPolicy(host: "127.0.0.1", pins: pins, clientCertificate: wrongPassword)])
         }
         #expect(error?.message.contains("wrong") == false)
@@ -163,7 +163,7 @@ struct SecurityTLSPolicyTests {
         dump(wrongPassword, to: &dumped)
         #expect(dumped.contains("wrong") == false)
 
-        #expect(throws: SecurityError.invalidConfiguration) {
+        #expect(throws: CourierError.kind(.invalidConfiguration)) {
             try SecurityConfiguration.secured(trust: [
                 try TrustPolicy(
                     host: "127.0.0.1",

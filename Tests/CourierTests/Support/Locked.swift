@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 
 /// A shareable lock-guarded value for test doubles that several tasks touch.
 typealias Locked = LockedBox

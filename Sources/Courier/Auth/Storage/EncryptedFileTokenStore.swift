@@ -31,12 +31,12 @@ import Foundation
 ///
 /// ```swift
 /// let store = EncryptedFileTokenStore(path: "/var/lib/myapp/tokens.store")   // key in tokens.store.key
-/// let store = EncryptedFileTokenStore(path: path, keyProvider: EnvironmentKeyProvider())
+/// let store = EncryptedFileTokenStore(path: path, keyProvider: .environment())
 /// ```
 public final class EncryptedFileTokenStore: TokenStore {
     /// The store's file.
     public let path: String
-    private let keyProvider: any TokenStoreKeyProvider
+    private let keyProvider: TokenStoreKeyProvider
     private let cachedKey = LockedBox<SymmetricKey?>(nil)
 
     static let magic: [UInt8] = Array("CTKS".utf8)
@@ -49,10 +49,10 @@ public final class EncryptedFileTokenStore: TokenStore {
     ///
     /// - Parameters:
     ///   - path: The store's file; its directory must exist.
-    ///   - keyProvider: The key; by default a ``KeyFileProvider`` at `<path>.key`.
-    public init(path: String, keyProvider: (any TokenStoreKeyProvider)? = nil) {
+    ///   - keyProvider: The key; by default ``TokenStoreKeyProvider/keyFile(atPath:)`` at `<path>.key`.
+    public init(path: String, keyProvider: TokenStoreKeyProvider? = nil) {
         self.path = path
-        self.keyProvider = keyProvider ?? KeyFileProvider(path: path + ".key")
+        self.keyProvider = keyProvider ?? .keyFile(atPath: path + ".key")
     }
 
     /// The token under `key`.

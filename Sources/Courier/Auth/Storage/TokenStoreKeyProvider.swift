@@ -10,45 +10,93 @@ import Foundation
 /// Supplies the 256-bit key an ``EncryptedFileTokenStore`` encrypts with.
 ///
 /// The key is asked for once per store and kept in memory. Courier ships a key file
-/// (``KeyFileProvider``, the default), an environment variable
-/// (``EnvironmentKeyProvider``) and a fixed key (``StaticKeyProvider``). In production,
-/// implement this protocol over your secret manager or hardware key store.
-public protocol TokenStoreKeyProvider: Sendable {
+/// (``keyFile(atPath:)``, the default), an environment variable (``environment(_:)``) and a
+/// fixed key (``key(_:)``). In production, give a closure over your secret manager or
+/// hardware key store:
+///
+/// ```swift
+/// let store = EncryptedFileTokenStore(
+///     path: "/var/lib/my-service/tokens.store",
+///     keyProvider: TokenStoreKeyProvider { try await secrets.symmetricKey(named: "token-store") }
+/// )
+/// ```
+public struct TokenStoreKeyProvider: Sendable {
+    private let body: @Sendable () async throws -> SymmetricKey
+
+    /// A provider that asks `body` for the key.
+    ///
+    /// - Parameter body: Returns a 256-bit key; what it throws is reported as
+    ///   ``CourierError/Kind/tokenStoreKeyUnavailable``.
+    public init(_ body: @escaping @Sendable () async throws -> SymmetricKey) { self.body = body }
+
     /// The key.
     ///
-    /// - Returns: A 256-bit key.
-    /// - Throws: Any error; the store reports it as ``CourierError/Kind/keyUnavailable``.
-    func key() async throws -> SymmetricKey
+    /// - Returns: The key.
+    /// - Throws: What the provider throws.
+    public func key() async throws -> SymmetricKey { try await body() }
+
+    /// A fixed key, for tests and for services that obtain the key themselves.
+    ///
+    /// - Parameter key: The key; it must be 256 bits.
+    /// - Returns: The provider.
+    static func key(_ key: SymmetricKey) -> TokenStoreKeyProvider {
+        let source = StaticKeyProvider(key: key)
+        return TokenStoreKeyProvider { try await source.key() }
+    }
+
+    /// A key from an environment variable holding 32 bytes in base64.
+    ///
+    /// - Parameter variable: The variable's name, `COURIER_TOKEN_STORE_KEY` by default.
+    /// - Returns: The provider.
+    static func environment(_ variable: String = "COURIER_TOKEN_STORE_KEY") -> TokenStoreKeyProvider {
+        let source = EnvironmentKeyProvider(variable: variable)
+        return TokenStoreKeyProvider { try await source.key() }
+    }
+
+    /// A key in a file of its own, created with 32 random bytes and mode 0600 when missing.
+    ///
+    /// This is the default of ``EncryptedFileTokenStore``: the key lives next to the store, in
+    /// `<store path>.key`. It keeps tokens safe when the store file alone travels (a backup,
+    /// a support bundle, a log collector), and makes tampering detectable; it does not protect
+    /// against someone who can read every file of the host. Keep the key elsewhere — a secret
+    /// manager, a mounted secret, another volume — when that matters.
+    ///
+    /// - Parameter path: The key file.
+    /// - Returns: The provider.
+    static func keyFile(atPath path: String) -> TokenStoreKeyProvider {
+        let source = KeyFileProvider(path: path)
+        return TokenStoreKeyProvider { try await source.key() }
+    }
 }
 
 /// A fixed key, for tests and for apps that obtain the key themselves.
-public struct StaticKeyProvider: TokenStoreKeyProvider {
+struct StaticKeyProvider {
     // The bytes rather than the `SymmetricKey`, which is not `Sendable` in every swift-crypto.
     private let bytes: [UInt8]
 
     /// Creates a provider.
     ///
     /// - Parameter key: The key; it must be 256 bits.
-    public init(key: SymmetricKey) { self.bytes = key.withUnsafeBytes { Array($0) } }
+    init(key: SymmetricKey) { self.bytes = key.withUnsafeBytes { Array($0) } }
 
     /// The key.
-    public func key() async throws -> SymmetricKey { SymmetricKey(data: bytes) }
+    func key() async throws -> SymmetricKey { SymmetricKey(data: bytes) }
 }
 
 /// A key from an environment variable holding 32 bytes in base64.
-public struct EnvironmentKeyProvider: TokenStoreKeyProvider {
+struct EnvironmentKeyProvider {
     /// The variable's name.
-    public let variable: String
+    let variable: String
 
     /// Creates a provider.
     ///
     /// - Parameter variable: The variable's name, `COURIER_TOKEN_STORE_KEY` by default.
-    public init(variable: String = "COURIER_TOKEN_STORE_KEY") { self.variable = variable }
+    init(variable: String = "COURIER_TOKEN_STORE_KEY") { self.variable = variable }
 
     /// Reads and decodes the variable.
     ///
     /// - Throws: ``CourierError/Kind/keyUnavailable`` when it is unset or not 32 bytes.
-    public func key() async throws -> SymmetricKey {
+    func key() async throws -> SymmetricKey {
         guard let text = ProcessInfo.processInfo.environment[variable], let data = Data(base64Encoded: text),
             data.count == 32
         else {
@@ -65,20 +113,20 @@ public struct EnvironmentKeyProvider: TokenStoreKeyProvider {
 /// a support bundle, a log collector), and makes tampering detectable; it does not protect
 /// against someone who can read every file of the user. Keep the key elsewhere — a secret
 /// manager, a mounted secret, another volume — when that matters.
-public struct KeyFileProvider: TokenStoreKeyProvider {
+struct KeyFileProvider {
     /// The key file.
-    public let path: String
+    let path: String
 
     /// Creates a provider.
     ///
     /// - Parameter path: The key file.
-    public init(path: String) { self.path = path }
+    init(path: String) { self.path = path }
 
     /// Reads the key, creating the file first when it does not exist.
     ///
     /// - Throws: ``CourierError/Kind/keyUnavailable`` when the file cannot be created or
     ///   read, or does not hold 32 bytes.
-    public func key() async throws -> SymmetricKey {
+    func key() async throws -> SymmetricKey {
         if let data = FileManager.default.contents(atPath: path) {
             return try Self.validated(data, path: path)
         }

@@ -2,7 +2,18 @@ internal import CCurlShim
 
 extension CourierError {
     /// Maps a libcurl failure to an error that keeps curl's code and text.
-    init(curlCode code: CURLcode, detail: String, https: Bool) {
+    ///
+    /// - Parameters:
+    ///   - code: curl's code.
+    ///   - detail: curl's error buffer.
+    ///   - https: Whether the request was HTTPS.
+    ///   - inHead: Whether the failure came before the response head was complete: then
+    ///     curl's own head limits explain an out-of-memory or a receive error.
+    init(curlCode code: CURLcode, detail: String, https: Bool, inHead: Bool = false) {
+        if inHead, let limit = ResponseHeadLimits.curlLimit(code: code, detail: detail) {
+            self = limit
+            return
+        }
         let kind: Kind
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:

@@ -38,6 +38,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var fields = HTTPFields()
     private var headComplete = false
     private var expectedLength: Int64 = -1
+    /// Bytes of the current response head so far, for ``ResponseHeadLimits``.
+    private var headBytes = 0
 
     // Response body.
     private var buffer = ResponseBuffer()
@@ -268,7 +270,13 @@ final class CurlTransfer: @unchecked Sendable {
         if bytes.isEmpty {
             return finishHead()
         }
-        if bytes.starts(with: "HTTP/".utf8) {
+        let isStatusLine = bytes.starts(with: "HTTP/".utf8)
+        headBytes = isStatusLine ? line.count : headBytes + line.count
+        if line.count > ResponseHeadLimits.maximumLineBytes || headBytes > ResponseHeadLimits.maximumSectionBytes {
+            failure = ResponseHeadLimits.exceeded(line: line.count > ResponseHeadLimits.maximumLineBytes)
+            return false
+        }
+        if isStatusLine {
             statusCode = bytes.statusCode ?? 0
             fields = HTTPFields()
             fields.reserveCapacity(16)  // one allocation for a typical response head
@@ -324,8 +332,8 @@ final class CurlTransfer: @unchecked Sendable {
             }
         )
         self.stream = stream
-        let head = HTTPResponse(status: .init(code: statusCode), headerFields: fields)
-        continuation.resume(returning: Response(head: head, body: ResponseBody(stream: .init(stream)), metrics: metrics()))
+        let head = HTTPResponse(status: .standard(code: statusCode), headerFields: fields)
+        continuation.resume(returning: Response(head: head, body: Response.Body(stream: .init(stream)), metrics: metrics()))
         return true
     }
 
@@ -425,16 +433,19 @@ final class CurlTransfer: @unchecked Sendable {
                 fail(refused)
                 return
             }
-            fail(failure ?? proxyFailure(code) ?? CourierError(curlCode: code, detail: handle?.errorText ?? "", https: isHTTPS))
+            fail(
+                failure ?? proxyFailure(code)
+                    ?? CourierError(curlCode: code, detail: handle?.errorText ?? "", https: isHTTPS, inHead: !headComplete)
+            )
             return
         }
         if let stream {
             stream.finish()
             return
         }
-        let head = HTTPResponse(status: .init(code: statusCode), headerFields: fields)
+        let head = HTTPResponse(status: .standard(code: statusCode), headerFields: fields)
         let data = buffer.takeData()
-        let response = Response(head: head, body: ResponseBody(data), metrics: metrics())
+        let response = Response(head: head, body: Response.Body(data), metrics: metrics())
         continuation?.resume(returning: response)
         continuation = nil
     }
@@ -459,7 +470,7 @@ final class CurlTransfer: @unchecked Sendable {
         buffer.free()
     }
 
-    private func metrics() -> TransferMetrics? {
+    private func metrics() -> Response.Metrics? {
         guard let easy else { return nil }
         func time(_ info: CURLINFO) -> Duration {
             var value: Int64 = 0
@@ -476,7 +487,7 @@ final class CurlTransfer: @unchecked Sendable {
             _ = ccurl_easy_getinfo_long(easy, info, &value)
             return value
         }
-        let version: TransferMetrics.HTTPVersion =
+        let version: Response.Metrics.HTTPVersion =
             switch long(CURLINFO_HTTP_VERSION) {
             case Int(CURL_HTTP_VERSION_1_0): .http1_0
             case Int(CURL_HTTP_VERSION_1_1): .http1_1
@@ -484,7 +495,7 @@ final class CurlTransfer: @unchecked Sendable {
             case Int(CURL_HTTP_VERSION_3): .http3
             default: .unknown
             }
-        return TransferMetrics(
+        return Response.Metrics(
             nameLookup: time(CURLINFO_NAMELOOKUP_TIME_T),
             connect: time(CURLINFO_CONNECT_TIME_T),
             tlsHandshake: time(CURLINFO_APPCONNECT_TIME_T),

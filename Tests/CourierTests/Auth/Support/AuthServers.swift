@@ -36,6 +36,8 @@ struct AuthEnvironment: Sendable {
     let nginxHTTPS: URL
     /// Trust for 127.0.0.1: the suite's CA bundle, pinned to the leaf or intermediate key.
     let security: SecurityConfiguration
+    /// The pins of `security`: the suite's leaf and intermediate keys.
+    let pins: [SPKIPin]
     let caBundle: String
 
     var authorizationServer: AuthorizationServer { AuthorizationServer(baseURL: oauth) }
@@ -46,18 +48,20 @@ struct AuthEnvironment: Sendable {
     /// A configuration for the gateway and the authorization server behind TLS.
     func configuration(
         tokenStore: any TokenStore = InMemoryTokenStore(),
-        refreshLimit: RefreshLimit = RefreshLimit(maximumRefreshes: 50, window: .seconds(30))
+        maximumRenewals: Int = 50,
+        renewalWindow: Duration = .seconds(30)
     ) -> ResourceAccess.Configuration {
         var configuration = ResourceAccess.Configuration(
             resourceBaseURL: gateway,
             authorizationServer: authorizationServer,
-            security: security,
+            transport: .init(proxy: .none, security: security),
             userClient: Self.userClient,
             deviceClient: Self.deviceClient,
             tokenStore: tokenStore
         )
-        configuration.tokenBroker = TokenBroker.Configuration(leeway: .seconds(30), refreshLimit: refreshLimit)
-        configuration.transport.proxy = .none
+        configuration.renewalLeeway = .seconds(30)
+        configuration.maximumRenewals = maximumRenewals
+        configuration.renewalWindow = renewalWindow
         configuration.applicationProduct = "CourierAuthTests/1.0"
         return configuration
     }
@@ -190,6 +194,7 @@ private actor AuthFront {
             gatewayPlain: gateway,
             nginxHTTPS: env.nginxHTTPS,
             security: security,
+            pins: pins,
             caBundle: env.caBundle
         )
     }
