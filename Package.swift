@@ -19,7 +19,7 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // Security: OpenSSL for the chain-pinning verify hook (CCurlShim/CCourierTLS.c).
+        // OpenSSL for the chain-pinning verify hook (CCurlShim/CCourierTLS.c).
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl", "COpenSSL"], cSettings: [.define("_GNU_SOURCE")]),
         .target(
@@ -40,7 +40,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Security: runs one secured request; the debugger-detection test starts it under strace.
+        // Runs one secured request; the debugger-detection test starts it under strace.
         .executableTarget(
             name: "CourierSecurityProbe",
             dependencies: ["Courier", .product(name: "HTTPTypes", package: "swift-http-types")]

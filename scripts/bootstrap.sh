@@ -19,7 +19,7 @@ CHECK_ONLY=0
 
 # Debian 12 "bookworm": `nginx` is the real package (ssl, http_v2, proxy, limit_rate
 # all built in); `nginx-light` is only a transitional package that pulls it in.
-# Security: libssl-dev for the TLS verify hook (COpenSSL); strace for the debugger-detection test.
+# libssl-dev for the TLS verify hook (COpenSSL); strace for the debugger-detection test.
 APT_PACKAGES=(libcurl4-openssl-dev libssl-dev nginx openssl curl pkg-config python3 python3-pip strace)
 
 # Verified together on Python 3.11 / Debian 12. httpbin's /brotli endpoint needs

@@ -31,7 +31,7 @@ enum AuthDemo {
         guard let oauthPlain = ready.urls["oauth"].flatMap(URL.init(string:)),
             let gatewayPlain = ready.urls["gateway"].flatMap(URL.init(string:))
         else {
-            print("\n(no OAuth2 servers in the ready file: skipping the auth demo)")
+            say("\n(no OAuth2 servers in the ready file: skipping the auth demo)")
             return
         }
         // The authorization server and the gateway speak plain HTTP on loopback, and tokens go
@@ -65,8 +65,8 @@ enum AuthDemo {
                 pinnedCertificateAuthorities: ready.pki.ca_bundle
             )
         ])
-        print("trust    \(security)")
-        print("pins     \(leafPin) (leaf), \(backupPin) (intermediate, backup)")
+        say("trust    \(security)")
+        say("pins     \(leafPin) (leaf), \(backupPin) (intermediate, backup)")
         var configuration = ResourceAccess.Configuration(
             resourceBaseURL: gateway,
             authorizationServer: AuthorizationServer(baseURL: oauth),
@@ -99,11 +99,11 @@ enum AuthDemo {
         do {
             _ = try await user.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         } catch let error as CourierError {
-            print("before sign-in: \(error.kind) (\(error.requestKind?.description ?? "-") request)")
+            say("before sign-in: \(error.kind) (\(error.requestKind?.description ?? "-") request)")
         }
         try await admin.post("/admin/lifetime?seconds=3")
         let signedIn = try await user.authenticate(username: "alice", password: "wonderland")
-        print("signed in as alice: \(signedIn)")
+        say("signed in as alice: \(signedIn)")
         show(
             try await user.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile")),
             "GET /api/user/profile"
@@ -117,7 +117,7 @@ enum AuthDemo {
 
         section("5. The token expires; 200 concurrent requests cause ONE refresh")
         let token = try await user.currentToken()
-        print("the user token lives \(Int(token?.lifetime ?? 0)) s; waiting for it to expire …")
+        say("the user token lives \(Int(token?.lifetime ?? 0)) s; waiting for it to expire …")
         try await Task.sleep(until: .now + .seconds(3.3), clock: .continuous)
         try await admin.post("/admin/lifetime?seconds=3600")
         let before = try await admin.grants()
@@ -131,8 +131,8 @@ enum AuthDemo {
             return try await group.reduce(into: [Int: Int]()) { $0[$1, default: 0] += 1 }
         }
         let after = try await admin.grants()
-        print("statuses \(statuses) in \(milliseconds(ContinuousClock.now - started))")
-        print(
+        say("statuses \(statuses) in \(milliseconds(ContinuousClock.now - started))")
+        say(
             "refresh_token grants at the server: \(after["refresh_token", default: 0] - before["refresh_token", default: 0])"
         )
 
@@ -146,26 +146,26 @@ enum AuthDemo {
         let wrong = try ResourceAccess(configuration: wrongConfiguration)
         do {
             _ = try await wrong.deviceClient.sendUnauthenticatedRequest(ResourceRequest(path: "/api/public/status"))
-            print("unexpected: the request went through")
+            say("unexpected: the request went through")
         } catch {
-            print("refused: \(error)")
+            say("refused: \(error)")
         }
         await wrong.shutdown()
 
         section("7. Logout: revoke (RFC 7009), wipe, and the tokens are inactive at the server")
         let current = try await user.currentToken()
         let report = await user.logout()
-        print("revoked \(report.revokedTokens) tokens, failures: \(report.failures.count)")
+        say("revoked \(report.revokedTokens) tokens, failures: \(report.failures.count)")
         if let current {
-            print("introspection of the access token:  active = \(try await admin.isActive(current.accessToken))")
+            say("introspection of the access token:  active = \(try await admin.isActive(current.accessToken))")
             if let refresh = current.refreshToken {
-                print("introspection of the refresh token: active = \(try await admin.isActive(refresh))")
+                say("introspection of the refresh token: active = \(try await admin.isActive(refresh))")
             }
         }
         do {
             _ = try await user.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         } catch let error as CourierError {
-            print("after logout: \(error.kind)")
+            say("after logout: \(error.kind)")
         }
         show(
             try await device.sendAnonymousRequest(ResourceRequest(path: "/api/device/info")),
@@ -174,13 +174,13 @@ enum AuthDemo {
         await access.shutdown()
     }
 
-    static func section(_ title: String) { print("\n== \(title)") }
+    static func section(_ title: String) { say("\n== \(title)") }
 
     static func show(_ response: Response, _ title: String) {
         let body = String(decoding: response.data.prefix(300), as: UTF8.self).trimmingCharacters(
             in: .whitespacesAndNewlines
         )
-        print("\(title) → \(response.statusCode) \(body)")
+        say("\(title) → \(response.statusCode) \(body)")
     }
 }
 

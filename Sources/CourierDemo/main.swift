@@ -31,21 +31,26 @@ struct DemoError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// Writes a line to standard output at once (no buffering), so it stays in order with log lines.
+func say(_ text: String, terminator: String = "\n") {
+    FileHandle.standardOutput.write(Data((text + terminator).utf8))
+}
+
 func milliseconds(_ duration: Duration) -> String {
     let (seconds, attoseconds) = duration.components
     return String(format: "%.2f ms", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
 }
 
 func describe(_ response: Response, _ title: String) {
-    print("\n== \(title)")
-    print("status   \(response.status.code) \(response.status.reasonPhrase)")
-    for field in response.headerFields { print("header   \(field.name): \(field.value)") }
-    print("body     \(response.data.count) bytes")
+    say("\n== \(title)")
+    say("status   \(response.status.code) \(response.status.reasonPhrase)")
+    for field in response.headerFields { say("header   \(field.name): \(field.value)") }
+    say("body     \(response.data.count) bytes")
     if let m = response.metrics {
-        print(
+        say(
             "timing   dns \(milliseconds(m.nameLookup)) · connect \(milliseconds(m.connect)) · tls \(milliseconds(m.tlsHandshake)) · first byte \(milliseconds(m.timeToFirstByte)) · total \(milliseconds(m.total))"
         )
-        print("wire     \(m.httpVersion.rawValue), connection reused: \(m.isConnectionReused)")
+        say("wire     \(m.httpVersion.rawValue), connection reused: \(m.isConnectionReused)")
     }
 }
 
@@ -53,6 +58,11 @@ func progressBar(_ fraction: Double, width: Int = 40) -> String {
     let filled = Int((fraction * Double(width)).rounded(.down))
     return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "]"
 }
+
+// One stream: log lines and the demo's own lines go to standard output, each written at
+// once, so they come out in the same order on a terminal and in a file.
+LoggingSystem.bootstrap { label in StreamLogHandler.standardOutput(label: label) }
+let isTerminal = isatty(STDOUT_FILENO) == 1
 
 let ready = try readReadyFile()
 var logger = Logger(label: "courier.demo")
@@ -66,29 +76,34 @@ let session = Session(
     ),
     transport: transport
 )
-print("Courier on libcurl \(CurlTransport.libcurlVersion)")
-print("User-Agent: \(session.configuration.userAgent)")
+say("Courier on libcurl \(CurlTransport.libcurlVersion)")
+say("User-Agent: \(session.configuration.userAgent)")
 
 describe(try await session.send(HTTPRequest(method: .get, path: "/bytes/1k")), "GET /bytes/1k over HTTPS (first request)")
 describe(try await session.send(HTTPRequest(method: .get, path: "/bytes/1k")), "GET /bytes/1k again: the connection is reused")
 
-print("\n== 64 MiB download with progress")
+say("\n== 64 MiB download with progress")
 let download = session.task(for: HTTPRequest(method: .get, path: "/bytes/64m"))
 var lastPrinted = -1
 for await event in download.events {
     if case .downloadProgress(let progress) = event, let fraction = progress.fractionCompleted {
         let percent = Int(fraction * 100)
-        if percent != lastPrinted {
-            lastPrinted = percent
-            print("\r\(progressBar(fraction)) \(percent)%", terminator: "")
-            fflush(nil)
+        // On a terminal the bar redraws in place; in a file, one line per quarter.
+        let step = isTerminal ? 1 : 25
+        guard percent / step != lastPrinted / step || lastPrinted < 0 else { continue }
+        lastPrinted = percent
+        if isTerminal {
+            // The bar's line ends at 100 %, before the log line of the finished response.
+            say("\r\(progressBar(fraction)) \(percent)%", terminator: percent == 100 ? "\n" : "")
+                    } else {
+            say("\(progressBar(fraction)) \(percent)%")
         }
     }
 }
 let large = try await download.value
-print("\nreceived \(large.data.count) bytes in \(milliseconds(large.metrics?.total ?? .zero)), state \(download.state)")
+say("received \(large.data.count) bytes in \(milliseconds(large.metrics?.total ?? .zero)), state \(download.state)")
 
-print("\n== 100 concurrent requests over one HTTP/2 connection")
+say("\n== 100 concurrent requests over one HTTP/2 connection")
 let quiet = Session(configuration: .init(baseURL: try ready.url("nginx_https")), transport: transport)
 let start = ContinuousClock.now
 let versions = try await withThrowingTaskGroup(of: Response.Metrics.HTTPVersion.self) { group in
@@ -99,7 +114,7 @@ let versions = try await withThrowingTaskGroup(of: Response.Metrics.HTTPVersion.
     for try await version in group { counts[version, default: 0] += 1 }
     return counts
 }
-print("done in \(milliseconds(ContinuousClock.now - start)): \(versions.map { "\($0.value) × \($0.key.rawValue)" }.joined(separator: ", "))")
+say("done in \(milliseconds(ContinuousClock.now - start)): \(versions.map { "\($0.value) × \($0.key.rawValue)" }.joined(separator: ", "))")
 
 await session.shutdown()
 await quiet.shutdown()

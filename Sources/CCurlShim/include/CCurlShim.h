@@ -43,5 +43,5 @@ long ccurl_readfunc_abort(void);
 
 #endif
 
-// Security: the TLS trust hook (pins, pinned CA stores, client certificates).
+// The TLS trust hook (pins, pinned CA stores, client certificates).
 #include "CCourierTLS.h"

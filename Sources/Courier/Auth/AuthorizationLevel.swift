@@ -26,7 +26,7 @@ public struct AuthorizationLevel: RawRepresentable, Hashable, Sendable, Codable,
 }
 
 extension ResourceAccess {
-    /// The four kinds of resource request (seed 000), and so the four ways a request is
+    /// The four kinds of resource request, and so the four ways a request is
     /// authorized.
     public enum RequestKind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         /// With the user's token: ``UserClient/sendAuthenticatedRequest(_:logger:)``.

@@ -234,11 +234,9 @@ struct TokenEndpoint: Sendable {
             parameters.append(("client_id", client.clientID))
         }
         let endpoint = endpointDescription(url)
-        guard let scheme = url.scheme, let host = url.host else {
+        guard let scheme = url.scheme, let authority = Authority(url: url)?.description else {
             throw CourierError(kind: .missingConfiguration, message: "the endpoint URL \(endpoint) is not absolute")
         }
-        var authority = host.contains(":") ? "[\(host)]" : host
-        if let port = url.port { authority += ":\(port)" }
         var path = url.path.isEmpty ? "/" : url.path
         if let query = url.query { path += "?" + query }
         let request = HTTPRequest(method: .post, scheme: scheme, authority: authority, path: path, headerFields: fields)

@@ -345,7 +345,7 @@ public final class UserClient: Sendable {
     }
 
     private static func storeFailure(_ error: any Error) -> CourierError {
-        CourierError(kind: .tokenStoreFailed, message: "the token store could not be cleared", underlying: error)
+        .tokenStore(error, level: nil, "the token store could not be cleared")
     }
 
     func shutdown() async {

@@ -65,7 +65,7 @@ extension SecurityConfiguration {
             )
         }
         guard compiled.index(forHost: host, port: parsed.port(defaultFor: "https")) != nil else {
-            throw CourierError.untrustedHost(parsed.port.map { "\(host):\($0)" } ?? host)
+            throw CourierError.untrustedHost(parsed.port == nil ? host : parsed.description)
         }
     }
 

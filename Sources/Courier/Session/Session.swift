@@ -311,13 +311,7 @@ public actor Session {
 
         init(_ url: URL) {
             scheme = url.scheme?.lowercased()
-            if let host = url.host, !host.isEmpty {
-                var authority = host.contains(":") ? "[\(host)]" : host
-                if let port = url.port { authority += ":\(port)" }
-                self.authority = authority
-            } else {
-                authority = nil
-            }
+            authority = Authority(url: url)?.description
             var prefix = url.path
             if prefix.hasSuffix("/") { prefix.removeLast() }
             pathPrefix = prefix

@@ -131,4 +131,47 @@ struct AuthClientTests {
         #expect(transport.requests.allSatisfy { $0.request.authority == AuthFixtures.apiHost })  // no token request
         await access.shutdown()
     }
+
+    @Test func aCustomImplicitStrategyGetsTheUsersTokenFromItsContext() async throws {
+        let transport = Self.servers()
+        let subjects = LockedBox<[String]>([])
+        let access = try access(transport, seen: LockedBox([])) {
+            $0.strategies.implicit = OAuth2Grant { context in
+                let subject = try await context.userAccessToken()
+                subjects.withLock { $0.append(subject) }
+                return try await context.requestToken(
+                    grantType: .tokenExchange,
+                    parameters: [
+                        ("subject_token", subject),
+                        ("subject_token_type", AuthorizationServer.TokenTypeIdentifier.accessToken.rawValue),
+                    ],
+                    requestedScope: [.read]
+                )
+            }
+            // A level that is not derived from the user has no user token to give.
+            $0.strategies.device = OAuth2Grant { context in
+                _ = try await context.userAccessToken()
+                throw CourierError(.grantRejected, message: "unreachable")
+            }
+        }
+        let request = ResourceRequest(path: "/api/x")
+        // No user yet: the user level's error, for the implicit request.
+        let early = await #expect(throws: CourierError.kind(.userNotAuthenticated)) {
+            try await access.userClient.sendImplicitRequest(request)
+        }
+        #expect(early?.requestKind == .implicit)
+        #expect(subjects.withLock { $0 }.isEmpty)
+
+        try await access.userClient.authenticate(username: "alice", password: "pw")
+        let response = try await access.userClient.sendImplicitRequest(request)
+        #expect(String(decoding: response.data, as: UTF8.self) == "Bearer implicit-2")
+        _ = try await access.userClient.sendImplicitRequest(request)  // kept, not exchanged again
+        #expect(subjects.withLock { $0 } == ["user-1"])
+
+        let device = await #expect(throws: CourierError.kind(.missingConfiguration)) {
+            try await access.deviceClient.sendAnonymousRequest(request)
+        }
+        #expect(device?.requestKind == .anonymous)
+        await access.shutdown()
+    }
 }

@@ -545,7 +545,8 @@ struct AuthIntegrationTests {
     @Test func aBasicChallengeFromARealServer() async throws {
         let access = try access {
             $0.challengeCredentialProvider = AnyChallengeCredentialProvider { context in
-                context.scheme.caseInsensitiveCompare("Basic") == .orderedSame ? ChallengeCredential(user: "user", password: "passwd") : nil
+                context.scheme.caseInsensitiveCompare("Basic") == .orderedSame
+                    ? ChallengeCredential(user: "user", password: "passwd") : nil
             }
         }
         // httpbin behind the suite's nginx, on the same trusted host (127.0.0.1) as the gateway.

@@ -24,7 +24,6 @@ struct ResponseHeadTests {
 
     private func expectTooLarge(_ response: Data) async throws -> CourierError? {
         await #expect(throws: CourierError.kind(.responseHeaderTooLarge)) { _ = try await send(response) }
-            as? CourierError
     }
 
     @Test func theStandardReasonPhraseReplacesTheServers() async throws {

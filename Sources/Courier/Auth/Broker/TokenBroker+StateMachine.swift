@@ -131,14 +131,7 @@ extension TokenBroker {
             switch result {
             case .failure(let error):
                 operation = nil
-                if let error = error as? CourierError { return .fail(error.with(level: level)) }  // the store's own kind
-                return .fail(
-                    CourierError(kind: .tokenStoreFailed,
-                        message: "the \(level) token could not be read from the store",
-                        level: level,
-                        underlying: error
-                    )
-                )
+                return .fail(.tokenStore(error, level: level, "the \(level) token could not be read from the store"))
             case .success(let stored):
                 isLoaded = true
                 if let stored {

@@ -261,7 +261,12 @@ actor TokenBroker {
     /// - Throws: ``CourierError`` when the store must be read and cannot be.
     func currentToken() async throws -> OAuth2Token? {
         if machine.isLoaded { return machine.token }
-        let stored = try await store.token(for: storeKey)
+        let stored: OAuth2Token?
+        do {
+            stored = try await store.token(for: storeKey)
+        } catch {
+            throw CourierError.tokenStore(error, level: level, "the \(level) token could not be read from the store")
+        }
         // The store was read outside the machine: prefer whatever the machine learnt meanwhile.
         return machine.isLoaded ? machine.token : stored
     }
@@ -286,7 +291,9 @@ actor TokenBroker {
                 )
             )
         }
-        if let error = await persist(nil) { throw error }
+        if let error = await persist(nil) {
+            throw CourierError.tokenStore(error, level: level, "the \(level) token could not be removed from the store")
+        }
         return previous
     }
 

@@ -12,8 +12,8 @@ public enum ResponseFilterDecision: Sendable {
     public static let restart = ResponseFilterDecision.restart(setting: [:])
 }
 
-/// Looks at responses and may ask for the request to be restarted (seed 004's response
-/// filter): the shape of SAML-style sign-in, where a response reveals that a session is
+/// Looks at responses and may ask for the request to be restarted: the shape of SAML-style
+/// sign-in, where a response reveals that a session is
 /// missing, the filter obtains one, and the original request is sent again.
 ///
 /// ```swift

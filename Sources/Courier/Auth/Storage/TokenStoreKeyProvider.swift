@@ -39,7 +39,7 @@ public struct TokenStoreKeyProvider: Sendable {
     ///
     /// - Parameter key: The key; it must be 256 bits.
     /// - Returns: The provider.
-    static func key(_ key: SymmetricKey) -> TokenStoreKeyProvider {
+    public static func key(_ key: SymmetricKey) -> TokenStoreKeyProvider {
         let source = StaticKeyProvider(key: key)
         return TokenStoreKeyProvider { try await source.key() }
     }
@@ -48,7 +48,7 @@ public struct TokenStoreKeyProvider: Sendable {
     ///
     /// - Parameter variable: The variable's name, `COURIER_TOKEN_STORE_KEY` by default.
     /// - Returns: The provider.
-    static func environment(_ variable: String = "COURIER_TOKEN_STORE_KEY") -> TokenStoreKeyProvider {
+    public static func environment(_ variable: String = "COURIER_TOKEN_STORE_KEY") -> TokenStoreKeyProvider {
         let source = EnvironmentKeyProvider(variable: variable)
         return TokenStoreKeyProvider { try await source.key() }
     }
@@ -63,7 +63,7 @@ public struct TokenStoreKeyProvider: Sendable {
     ///
     /// - Parameter path: The key file.
     /// - Returns: The provider.
-    static func keyFile(atPath path: String) -> TokenStoreKeyProvider {
+    public static func keyFile(atPath path: String) -> TokenStoreKeyProvider {
         let source = KeyFileProvider(path: path)
         return TokenStoreKeyProvider { try await source.key() }
     }

@@ -429,7 +429,7 @@ final class CurlTransfer: @unchecked Sendable {
                 fail(refusal)
                 return
             }
-            if failure == nil, let refused = securityFailure(code) {  // Security: pin mismatch/untrusted host (CurlTransfer+TLS.swift)
+            if failure == nil, let refused = securityFailure(code) {  // a pin mismatch or an untrusted host (CurlTransfer+TLS.swift)
                 fail(refused)
                 return
             }

@@ -78,16 +78,17 @@ public final class CurlTransport: Transport {
         }
     }
 
-    /// Counts that show what the transport holds right now.
-    public struct Statistics: Sendable, Hashable {
+    /// Counts that show what the transport holds right now (for tests; the metrics of a later
+    /// version build on them).
+    struct Statistics: Sendable, Hashable {
         /// Transfers that hold an easy handle: started, not waiting in a queue, not yet ended.
-        public var activeTransfers: Int
+        var activeTransfers: Int
         /// Transfers waiting for a slot at their origin, without an easy handle yet: at most
         /// 64 transfers per allowed connection (``Configuration/maximumConnectionsPerHost``)
         /// hold one at a time.
-        public var queuedTransfers: Int
+        var queuedTransfers: Int
         /// Easy handles alive, in use or kept for reuse.
-        public var easyHandles: Int
+        var easyHandles: Int
     }
 
     /// The configuration.
@@ -117,7 +118,7 @@ public final class CurlTransport: Transport {
     }()
 
     /// What the transport holds right now.
-    public var statistics: Statistics { loop.statistics }
+    var statistics: Statistics { loop.statistics }
 
     /// The transport's thread, offered as a task executor.
     ///
