@@ -9,19 +9,26 @@
 // session's request preparation and the chain. The `.mockTransport` pair repeats the
 // measurement over CourierTesting's MockTransport, which also records every request.
 //
-// `ResourceRequest.*` build a request with the builder and encode it into an HTTPRequest and
-// body (`makeHTTPRequest()`): a GET whose parameters go to the query, and a POST whose
-// parameters become a JSON body.
+// `ResourceRequest.*` build a request value (`ResourceRequest(path:method:parameters:headerFields:)`)
+// and encode it into an HTTPRequest and body (`makeHTTPRequest()`): a GET whose parameters go
+// to the query, and a POST whose parameters become a JSON body.
 //
-// `TokenBroker.token.validHit`: `token()` while the token is valid (the hot path of every
-// authenticated request). `TokenBroker.token.expired10000`: 10,000 concurrent callers on a broker
-// whose token is missing, so all of them need one; the benchmark fails (throws) unless the grant
-// ran exactly once per iteration.
+// `ResourceAccess.anonymous.*` measure what auth costs a user, through the public API only: a
+// `ResourceAccess` on a MockTransport that reports a secured configuration (so every security
+// check runs) and answers 200 at once, with a device grant that answers from a closure (no
+// token endpoint). `ResourceAccess.anonymous.cachedToken`: `sendAnonymousRequest` while the
+// device token is valid (the hot path of every authenticated request); compare it with
+// `Session.send.securedMockTransport`, the same request on a plain Session over the same kind of
+// mock: the difference is the bearer middleware and the broker's token lookup.
+// `ResourceAccess.anonymous.expired10000`: 10,000 concurrent anonymous requests on a fresh
+// ResourceAccess that has no device token yet, so all of them need one; the benchmark fails
+// (throws) unless the device grant ran exactly once per iteration.
 import Benchmark
 import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
+import Synchronization
 
 /// A transport that answers every request with the same response, immediately.
 struct NullTransport: Transport {
@@ -41,50 +48,58 @@ struct NoOpMiddleware: Middleware {
 
 let baseURL = URL(string: "https://api.example.com/v1")!
 
-/// A grant that counts its calls and answers with a token valid for an hour.
-final class CountingGrant: GrantStrategy {
-    private let count = Counter()
+/// The hosts of the secured benchmarks: the resource gateway and the authorization server.
+let resourceHost = "api.example.test"
+let authorizationHost = "auth.example.test"
 
-    var calls: Int { count.value }
-
-    func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
-        count.increment()
-        try await Task.sleep(for: .milliseconds(1))
-        return OAuth2Token(accessToken: "token-\(count.value)", expiresAt: Date().addingTimeInterval(3600))
-    }
-}
-
-/// A thread-safe counter.
-final class Counter: Sendable {
-    private let storage = LockedCount()
-    var value: Int { storage.value }
-    func increment() { storage.increment() }
-}
-
-/// The smallest lock-guarded integer the benchmark needs (no dependency on Courier internals).
-final class LockedCount: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    var value: Int { lock.withLock { count } }
-    func increment() { lock.withLock { count += 1 } }
-}
-
-struct BrokerBenchmarkError: Error, CustomStringConvertible {
-    let description: String
-}
-
-/// A broker whose token endpoint is never called: the grant strategy answers directly.
-func makeBroker(_ grant: CountingGrant) throws -> TokenBroker {
-    let host = "auth.example.test"
+/// A secured configuration that trusts both hosts. A MockTransport never connects, so the pin
+/// is never checked against a certificate; the secured checks before sending all run.
+func securedConfiguration() throws -> SecurityConfiguration {
     let pin = try SPKIPin(sha256: [UInt8](repeating: 7, count: 32))
-    let security = try SecurityConfiguration.secured(trust: [try TrustPolicy(host: host, pins: [pin])])
-    let endpoint = TokenEndpoint(
-        server: AuthorizationServer(tokenEndpoint: URL(string: "https://\(host)/token")!),
-        client: OAuth2ClientCredentials(clientID: "bench"),
-        security: security,
-        transport: NullTransport()
+    return try .secured(trust: [
+        try TrustPolicy(host: resourceHost, pins: [pin]),
+        try TrustPolicy(host: authorizationHost, pins: [pin]),
+    ])
+}
+
+/// A MockTransport with that configuration, answering every request with 200 at once.
+func makeSecuredMock() throws -> MockTransport {
+    let response = Response(head: HTTPResponse(status: .ok))
+    return MockTransport(security: try securedConfiguration()) { _, _ in response }
+}
+
+/// Counts the calls of a device grant.
+final class GrantCounter: Sendable {
+    private let count = Atomic<Int>(0)
+
+    var calls: Int { count.load(ordering: .relaxed) }
+
+    /// Counts one call.
+    ///
+    /// - Returns: The calls so far, this one included.
+    func increment() -> Int { count.add(1, ordering: .relaxed).newValue }
+}
+
+/// Resource access on `transport` whose device grant counts its calls and answers, after
+/// `delay`, with a token valid for an hour; the token endpoint is never called.
+func makeResourceAccess(transport: MockTransport, counter: GrantCounter, delay: Duration? = nil) throws -> ResourceAccess {
+    var configuration = ResourceAccess.Configuration(
+        resourceBaseURL: URL(string: "https://\(resourceHost)/v1")!,
+        authorizationServer: AuthorizationServer(tokenEndpoint: URL(string: "https://\(authorizationHost)/token")!),
+        transport: .init(),  // not used: the transport is given below
+        userClient: OAuth2ClientCredentials(clientID: "bench-user"),
+        deviceClient: OAuth2ClientCredentials(clientID: "bench-device")
     )
-    return TokenBroker(level: .device, endpoint: endpoint, strategy: grant)
+    configuration.strategies.device = OAuth2Grant { _ in
+        let call = counter.increment()
+        if let delay { try await Task.sleep(for: delay) }
+        return OAuth2Token(accessToken: "token-\(call)", expiresAt: Date().addingTimeInterval(3600))
+    }
+    return try ResourceAccess(configuration: configuration, transport: transport)
+}
+
+struct AuthBenchmarkError: Error, CustomStringConvertible {
+    let description: String
 }
 
 func makeSession(middlewares: Int, transport: any Transport = NullTransport()) -> Session {
@@ -142,11 +157,14 @@ let benchmarks: @Sendable () -> Void = {
         "page": .int(2), "per_page": .int(50), "q": .string("résumé & cover letter"), "archived": .bool(false),
     ]
 
+    let requestSource = HTTPField.Name("X-Request-Source")!
+
     Benchmark("ResourceRequest.get.query4") { benchmark in
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
-            let request = ResourceRequestBuilder().path("/v1/items").method(.get).parameters(parameters)
-                .header("X-Request-Source", "benchmark").build()
+            let request = ResourceRequest(
+                path: "/v1/items", method: .get, parameters: parameters, headerFields: [requestSource: "benchmark"]
+            )
             blackHole(try request.makeHTTPRequest())
         }
     }
@@ -154,36 +172,61 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("ResourceRequest.post.json4") { benchmark in
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
-            let request = ResourceRequestBuilder().path("/v1/items").method(.post).parameters(parameters).build()
+            let request = ResourceRequest(path: "/v1/items", method: .post, parameters: parameters)
             blackHole(try request.makeHTTPRequest())
         }
     }
 
-    Benchmark("TokenBroker.token.validHit") { benchmark in
-        let grant = CountingGrant()
-        let broker = try makeBroker(grant)
-        _ = try await broker.token()
+    Benchmark("Session.send.securedMockTransport") { benchmark in
+        let session = Session(
+            configuration: .init(baseURL: URL(string: "https://\(resourceHost)/v1")!),
+            transport: try makeSecuredMock()
+        )
+        let request = ResourceRequest(path: "/x")
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
-            blackHole(try await broker.token())
+            blackHole(try await session.send(request))
+        }
+        benchmark.stopMeasurement()
+        await session.shutdown()
+    }
+
+    Benchmark("ResourceAccess.anonymous.cachedToken") { benchmark in
+        let counter = GrantCounter()
+        let access = try makeResourceAccess(transport: try makeSecuredMock(), counter: counter)
+        try await access.deviceClient.authenticate()
+        let request = ResourceRequest(path: "/x")
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try await access.deviceClient.sendAnonymousRequest(request))
+        }
+        benchmark.stopMeasurement()
+        await access.shutdown()
+        guard counter.calls == 1 else {
+            throw AuthBenchmarkError(description: "a cached device token caused \(counter.calls) grants, not 1")
         }
     }
 
     Benchmark(
-        "TokenBroker.token.expired10000",
+        "ResourceAccess.anonymous.expired10000",
         configuration: .init(metrics: [.wallClock, .mallocCountTotal], scalingFactor: .one, maxDuration: .seconds(5), maxIterations: 20)
     ) { benchmark in
         for _ in benchmark.scaledIterations {
-            let grant = CountingGrant()
-            let broker = try makeBroker(grant)
+            let counter = GrantCounter()
+            // The grant takes 1 ms, so the callers pile up behind the one renewal.
+            let access = try makeResourceAccess(transport: try makeSecuredMock(), counter: counter, delay: .milliseconds(1))
+            let request = ResourceRequest(path: "/x")
             benchmark.startMeasurement()
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<10_000 { group.addTask { _ = try await broker.token() } }
+                for _ in 0..<10_000 {
+                    group.addTask { _ = try await access.deviceClient.sendAnonymousRequest(request) }
+                }
                 try await group.waitForAll()
             }
             benchmark.stopMeasurement()
-            guard grant.calls == 1 else {
-                throw BrokerBenchmarkError(description: "10,000 callers caused \(grant.calls) grants, not 1")
+            await access.shutdown()
+            guard counter.calls == 1 else {
+                throw AuthBenchmarkError(description: "10,000 anonymous requests caused \(counter.calls) device grants, not 1")
             }
         }
     }

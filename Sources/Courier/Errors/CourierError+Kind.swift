@@ -17,6 +17,10 @@ extension CourierError {
         /// The group the kind belongs to.
         var domain: Domain { code.domain }
 
+        /// The `reason` of ``CourierError/parameters``: the short names of the status kinds,
+        /// the kind's name otherwise (fixed forever, like the hash).
+        var reason: String { domain == .status ? code.hashName : code.rawValue }
+
         /// The name the stable hash uses (fixed forever; see ``CourierError/stableHash``).
         var hashName: String {
             switch domain {
@@ -29,8 +33,8 @@ extension CourierError {
         /// The URL is missing, relative without a base URL, not HTTP(S), holds CR, LF or NUL, or a
         /// path is not a valid request target.
         public static let invalidURL = Kind(.invalidURL)
-        /// A header field name is not an RFC 9110 token, a value holds CR, LF, NUL or another
-        /// control character, or a name appears twice.
+        /// A header field value holds a control character (swift-http-types already turns CR,
+        /// LF and NUL into spaces; a `Content-Type` string or a lenient value may still carry one).
         public static let invalidHeader = Kind(.invalidHeader)
         /// The caller set a header field Courier owns: User-Agent, Authorization (on a secured
         /// transport), Host, Content-Length, Transfer-Encoding, or Content-Type on a multipart
@@ -39,7 +43,8 @@ extension CourierError {
         /// A parameter cannot be encoded: NaN or infinity, an empty name, or a nested value where
         /// the query-string format allows only scalars.
         public static let invalidParameter = Kind(.invalidParameter)
-        /// The method cannot carry a body (GET and HEAD; DELETE for multipart).
+        /// The method cannot carry a body (GET, HEAD and TRACE; multipart data also not on DELETE
+        /// and OPTIONS).
         public static let bodyNotAllowed = Kind(.bodyNotAllowed)
         /// Both a raw body and multipart data were given.
         public static let conflictingBody = Kind(.conflictingBody)

@@ -160,11 +160,12 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         StableHash.hex("\(kind.hashName)|\(statusCode ?? curlCode ?? 0)|\(endpoint ?? "-")")
     }
 
-    /// The error as flat strings for logging and analytics: `reason`, `hash`, and when known
+    /// The error as flat strings for logging and analytics: `reason` (`client`, `server`,
+    /// `unexpected` or `decoding` for the status kinds, the kind's name otherwise), `hash`, and when known
     /// `code`, `endpoint`, `request_kind`, `level`, `oauth_error`, `curl_code`, `host`.
     /// Never holds a token, a secret, a query or an `error_description`.
     public var parameters: [String: String] {
-        var parameters = ["reason": kind.name, "hash": stableHash]
+        var parameters = ["reason": kind.reason, "hash": stableHash]
         if let statusCode { parameters["code"] = String(statusCode) }
         if let endpoint { parameters["endpoint"] = endpoint }
         if let requestKind { parameters["request_kind"] = requestKind.rawValue }

@@ -66,36 +66,19 @@ struct RequestTarget: Equatable {
         }
     }
 
+    /// Checks an absolute URL's authority with the one parser every host decision uses.
     private static func checkAuthority(_ authority: String) throws {
-        guard !authority.isEmpty else { throw CourierError(kind: .invalidURL, message: "the URL has an empty host") }
-        guard !authority.contains("@") else {
-            throw CourierError(kind: .invalidURL,
+        let parsed: Authority
+        do {
+            parsed = try Authority(authority)
+        } catch {
+            throw CourierError(kind: .invalidURL, message: "the host and port \(authority) are malformed: \(error)")
+        }
+        guard !parsed.hasUserInfo else {
+            throw CourierError(
+                kind: .invalidURL,
                 message: "credentials in a URL are not allowed; Courier sends credentials itself"
             )
-        }
-        let allowed = authority.utf8.allSatisfy {
-            PercentEncoding.isUnreserved($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "[")
-                || $0 == UInt8(ascii: "]")
-        }
-        var host = Substring(authority)
-        var port: Substring?
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else {
-                throw CourierError(kind: .invalidURL, message: "the host \(authority) has an unclosed bracket")
-            }
-            let after = host[host.index(after: close)...]
-            if after.hasPrefix(":") { port = after.dropFirst() } else if !after.isEmpty { port = after }
-            host = host[...close]
-        } else if let colon = host.firstIndex(of: ":") {
-            port = host[host.index(after: colon)...]
-            host = host[..<colon]
-        }
-        let portIsValid =
-            port.map { !$0.isEmpty && $0.count <= 5 && $0.utf8.allSatisfy(isDigit) && Int($0)! <= 65535 } ?? true
-        guard allowed, !host.isEmpty, portIsValid,
-            !host.dropFirst().dropLast().contains(where: { $0 == "[" || $0 == "]" })
-        else {
-            throw CourierError(kind: .invalidURL, message: "the host and port \(authority) are malformed")
         }
     }
 

@@ -9,8 +9,8 @@ extension ResourceRequest {
     ///
     /// - The path is checked and, for an absolute URL, split into scheme, authority and
     ///   path; a relative path is left for the session to resolve against its base URL.
-    /// - GET, HEAD and DELETE: parameters are appended to the query.
-    /// - POST, PUT and PATCH: multipart data makes a `multipart/form-data` body whose first
+    /// - GET, HEAD, DELETE, OPTIONS and TRACE: parameters are appended to the query.
+    /// - Every other method (POST, PUT, PATCH, custom ones): multipart data makes a `multipart/form-data` body whose first
     ///   fields are the parameters; otherwise a raw body is sent as it is, and otherwise the
     ///   parameters are encoded as JSON or form data.
     /// - `Content-Type` comes from the body unless the header fields set it; a multipart request

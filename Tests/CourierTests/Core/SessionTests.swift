@@ -35,6 +35,58 @@ struct SessionTests {
         #expect(transport.requests.first?.request.authority == "127.0.0.1:9")
     }
 
+    @Test func anAbsoluteURLInThePathGoesToThatURLNotUnderTheBaseURL() async throws {
+        let (session, transport) = session()
+        let response = try await session.send(HTTPRequest(method: .get, path: "http://Other.Example:8080/x?y=1"))
+        let sent = try #require(transport.requests.first?.request)
+        #expect(sent.scheme == "http")
+        #expect(sent.authority == "Other.Example:8080")
+        #expect(sent.path == "/x?y=1")
+        // The endpoint errors and logs use is the request's own path, without the query.
+        #expect(response.endpoint?.description == "GET /x")
+    }
+
+    @Test(arguments: ["ftp://host/x", "http://", "http://[::1/x", "http://user@host:99999/x"])
+    func aMalformedAbsoluteURLInThePathIsRefusedAndNothingIsSent(path: String) async throws {
+        let (session, transport) = session()
+        await #expect(throws: CourierError.kind(.invalidURL)) {
+            _ = try await session.send(HTTPRequest(method: .get, path: path))
+        }
+        #expect(transport.requests.isEmpty)
+    }
+
+    @Test func anAbsoluteURLInThePathPassesTheSameTrustChecks() async throws {
+        let policy = try TrustPolicy(host: "api.example.com", pins: [try SPKIPin(sha256: [UInt8](repeating: 1, count: 32))])
+        let transport = MockTransport(security: try .secured(trust: [policy])) { _, _ in
+            Response(head: HTTPResponse(status: .noContent))
+        }
+        let session = Session(
+            configuration: .init(baseURL: URL(string: "https://api.example.com")!),
+            transport: transport
+        )
+        await #expect(throws: CourierError.kind(.untrustedHost)) {
+            _ = try await session.send(HTTPRequest(method: .get, path: "https://attacker.example/steal"))
+        }
+        await #expect(throws: CourierError.kind(.insecureScheme)) {
+            _ = try await session.send(HTTPRequest(method: .get, path: "http://api.example.com/x"))
+        }
+        #expect(transport.requests.isEmpty)
+        _ = try await session.send(HTTPRequest(method: .get, path: "https://api.example.com/ok"))
+        #expect(transport.requests.map(\.request.path) == ["/ok"])
+    }
+
+    @Test func reconfigureChangesLaterRequestsOnly() async throws {
+        let (session, transport) = session()
+        _ = try await session.send(HTTPRequest(method: .get, path: "/a"))
+        await session.reconfigure { $0.defaultHeaderFields[.acceptLanguage] = "de" }
+        _ = try await session.send(HTTPRequest(method: .get, path: "/b"))
+        #expect(transport.requests.map { $0.request.headerFields[.acceptLanguage] } == [nil, "de"])
+        #expect(session.configuration.defaultHeaderFields[.acceptLanguage] == "de")
+        await session.shutdown()
+        await session.reconfigure { $0.defaultHeaderFields[.acceptLanguage] = "fr" }
+        await #expect(throws: CourierError.kind(.shutDown)) { _ = try await session.send(HTTPRequest(method: .get, path: "/c")) }
+    }
+
     @Test func userAgentNamesAppCourierPlatformAndLibcurl() async throws {
         let (session, transport) = session { $0.applicationProduct = "App/1.2" }
         _ = try await session.send(HTTPRequest(method: .get, path: "/"))

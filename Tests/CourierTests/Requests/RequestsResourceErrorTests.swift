@@ -88,7 +88,7 @@ import Testing
         #expect(error.kind == .serverError)
         #expect(
             error.parameters == [
-                "reason": "serverError", "code": "503", "endpoint": "POST /api/orders", "hash": "5121a038e2857bf3",
+                "reason": "server", "code": "503", "endpoint": "POST /api/orders", "hash": "5121a038e2857bf3",
             ]
         )
     }

@@ -75,7 +75,7 @@ import Testing
         } throws: { error in
             guard let error = error as? CourierError else { return false }
             return error.kind == .undecodableBody && error.statusCode == 202 && error.endpoint == "GET /r"
-                && error.parameters["reason"] == "undecodableBody" && error.response?.data == Data("not json".utf8)
+                && error.parameters["reason"] == "decoding" && error.response?.data == Data("not json".utf8)
         }
         #expect(throws: CourierError.kind(.undecodableBody)) { try response.decodeXML(User.self) }
     }

@@ -61,7 +61,7 @@ import Testing
             try response.validate()
         } throws: { error in
             (error as? CourierError)?.parameters == [
-                "reason": "serverError", "code": "500", "endpoint": "GET /boom",
+                "reason": "server", "code": "500", "endpoint": "GET /boom",
                 "hash": StableHashProbe.hash("server|500|GET /boom"),
             ]
         }
