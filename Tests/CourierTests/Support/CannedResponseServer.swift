@@ -5,6 +5,9 @@ import Foundation
 final class CannedResponseServer: Sendable {
     let port: Int
     private let listener: Int32
+    /// Signalled when the accept loop has ended; only then is the listener closed, so the
+    /// loop never accepts on a descriptor number that a later server reuses.
+    private let finished = DispatchSemaphore(value: 0)
 
     /// Starts serving `response` on a free port.
     init(response: Data) throws {
@@ -16,10 +19,12 @@ final class CannedResponseServer: Sendable {
         }
         self.listener = fd
         self.port = port
+        let finished = self.finished
         let thread = Thread {
+            defer { finished.signal() }
             while true {
                 let connection = accept(fd, nil, nil)
-                guard connection >= 0 else { return }  // the listener was closed
+                guard connection >= 0 else { return }  // the listener was shut down
                 Self.answer(connection, with: response)
             }
         }
@@ -31,9 +36,10 @@ final class CannedResponseServer: Sendable {
         URL(string: "http://127.0.0.1:\(port)\(path)")!
     }
 
-    /// Stops accepting connections.
+    /// Stops accepting connections, and returns once the accept loop has ended.
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
+        finished.wait()
         close(listener)
     }
 
