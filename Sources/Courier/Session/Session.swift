@@ -161,6 +161,17 @@ public actor Session {
             options: options,
             control: .none
         )
+        return try await run(request, body: body, endpoint: endpoint, snapshot: snapshot, context: context)
+    }
+
+    /// Prepares a request and runs it through the chain: what `send`, `stream` and tasks share.
+    private nonisolated func run(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        endpoint: ResponseEndpoint,
+        snapshot: Snapshot,
+        context: MiddlewareContext
+    ) async throws -> Response {
         do {
             let prepared = try prepare(request, snapshot: snapshot)
             var response = try await snapshot.pipeline(prepared, body, context)
@@ -230,14 +241,7 @@ public actor Session {
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
         task.start { [self] in
             defer { _ = state.withLock { $0.tasks.removeValue(forKey: task.id) } }
-            do {
-                let prepared = try prepare(request, snapshot: snapshot)
-                var response = try await snapshot.pipeline(prepared, body, context)
-                response.endpoint = endpoint
-                return response
-            } catch {
-                throw tagged(error)
-            }
+            return try await run(request, body: body, endpoint: endpoint, snapshot: snapshot, context: context)
         }
         return task
     }
