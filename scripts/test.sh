@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Courier's test command (the README's, and CI's through .ci/run).
-# Installs what is missing, builds, runs the whole suite against the real servers the
-# suite starts on 127.0.0.1, then runs the concurrency suites again under ThreadSanitizer.
+# Installs what is missing, checks that the documentation samples are current, builds (the
+# samples included), runs the whole suite against the real servers the suite starts on
+# 127.0.0.1, runs the concurrency suites again under ThreadSanitizer, and builds the docs.
 #
 #   scripts/test.sh              # everything
 #   COURIER_SKIP_TSAN=1 scripts/test.sh   # skip the ThreadSanitizer pass
@@ -9,6 +10,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/bootstrap.sh
+
+echo "== documentation samples are current"
+# Every ```swift block of README.md and Documentation.docc is compiled as part of the build
+# (the DocSamples test target); the generated file must match the Markdown it comes from.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  python3 scripts/extract-samples.py
+  if ! git diff --exit-code -- Tests/DocSamples/Samples.swift; then
+    echo "test: Tests/DocSamples/Samples.swift did not match the docs: run scripts/extract-samples.py and commit the result" >&2
+    exit 1
+  fi
+else
+  python3 scripts/extract-samples.py --check   # not a git checkout: compare with the file on disk
+fi
 
 echo "== build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors

@@ -177,6 +177,8 @@ public actor Session {
             var response = try await snapshot.pipeline(prepared, body, context)
             response.endpoint = endpoint
             return response
+        } catch let error as CourierError {
+            throw tagged(error.with(endpoint: endpoint.description))
         } catch {
             throw tagged(error)
         }

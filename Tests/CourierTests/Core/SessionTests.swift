@@ -75,6 +75,17 @@ struct SessionTests {
         #expect(transport.requests.map(\.request.path) == ["/ok"])
     }
 
+    @Test func aTransportErrorCarriesTheEndpointWithoutTheQuery() async throws {
+        let transport = MockTransport { _, _ in throw CourierError(.timedOut, message: "no answer") }
+        let session = Session(configuration: .init(baseURL: URL(string: "https://api.example.com")!), transport: transport)
+        let error = await #expect(throws: CourierError.kind(.timedOut)) {
+            _ = try await session.send(HTTPRequest(method: .post, path: "/items?token=secret"))
+        }
+        #expect(error?.endpoint == "POST /items")
+        #expect(error?.description.contains("secret") == false)
+        #expect(error?.parameters["endpoint"] == "POST /items")
+    }
+
     @Test func reconfigureChangesLaterRequestsOnly() async throws {
         let (session, transport) = session()
         _ = try await session.send(HTTPRequest(method: .get, path: "/a"))
