@@ -27,7 +27,7 @@ func sample_README_1() async throws {
     let logger = Logger(label: "my-service")
     let session = Session(configuration: .init(
         baseURL: URL(string: "https://api.example.com")!,
-        applicationProduct: "MyService/1.2",              // User-Agent: MyService/1.2 Courier/0.1.0 (Linux; x86_64) libcurl/7.88.1
+        applicationProduct: "MyService/1.2",              // User-Agent: MyService/1.2 Courier/0.2.0 (Linux; x86_64) libcurl/7.88.1
         middlewares: [LoggingMiddleware(logger: logger)]  // secrets are redacted
     ))
 
@@ -214,7 +214,7 @@ func sample_Authentication_5() async throws {
         return token
     }
     let access = try ResourceAccess(configuration: configuration)
-    try await access.userClient.authenticate(with: OAuth2Grant.password(username: "alice", password: "wonderland", scope: [.read, .write]))
+    try await access.userClient.authenticate(with: .password(username: "alice", password: "wonderland", scope: [.read, .write]))
 #sourceLocation()
 }
 
@@ -447,7 +447,7 @@ func sample_PinningAndTrust_1() async throws {
 
 // Documentation.docc/Articles/PinningAndTrust.md, sample 2
 func sample_PinningAndTrust_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 76)
+#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 77)
     do {
         _ = try await session.send(request)
     } catch let error as CourierError where error.kind == .pinMismatch {
@@ -458,7 +458,7 @@ func sample_PinningAndTrust_2() async throws {
 
 // Documentation.docc/Articles/PinningAndTrust.md, sample 3
 func sample_PinningAndTrust_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 114)
+#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 115)
     let pins = try SPKIPin.pins(fromCertificateFile: "/etc/myapp/api-chain.pem")
     let policy = try TrustPolicy(host: "api.example.com", pins: pins)
     print(policy.pins.map(\.base64))
@@ -467,7 +467,7 @@ func sample_PinningAndTrust_3() async throws {
 
 // Documentation.docc/Articles/PinningAndTrust.md, sample 4
 func sample_PinningAndTrust_4() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 159)
+#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 160)
     let mutualTLS = try TrustPolicy(
         host: "partner.example.com",
         pins: [partnerPin],
@@ -483,7 +483,7 @@ func sample_PinningAndTrust_4() async throws {
 
 // Documentation.docc/Articles/PinningAndTrust.md, sample 5
 func sample_PinningAndTrust_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 204)
+#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 205)
     let shared = CurlTransport(configuration: .init(maximumConnectionsPerHost: 8, proxy: .none, security: security))
     let orders = Session(configuration: .init(baseURL: URL(string: "https://api.example.com/orders")!), transport: shared)
     let stock = Session(configuration: .init(baseURL: URL(string: "https://api.example.com/stock")!), transport: shared)

@@ -1,6 +1,6 @@
 /// Which identity a token stands for: the user, the user implicitly, or the device.
 ///
-/// Each ``TokenBroker`` serves one level of one client configuration, and a ``TokenStore``
+/// Each level of each client has one token, renewed on its own, and a ``TokenStore``
 /// keeps tokens by client id and level. The set is open: an app with its own kind of token
 /// (an exchanged token for a partner API, say) defines a level of its own.
 public struct AuthorizationLevel: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
@@ -33,7 +33,7 @@ extension ResourceAccess {
         case authenticated
         /// With the user's implicit token: ``UserClient/sendImplicitRequest(_:logger:)``.
         case implicit
-        /// With the device's token: ``DeviceClient/sendAuthenticatedRequest(_:logger:)``.
+        /// With the device's token: ``DeviceClient/sendAnonymousRequest(_:logger:)``.
         case anonymous
         /// Without a token, still pinned: ``DeviceClient/sendUnauthenticatedRequest(_:logger:)``.
         case unauthenticated

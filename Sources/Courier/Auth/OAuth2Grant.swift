@@ -43,7 +43,12 @@ public struct OAuth2Grant: GrantStrategy {
     public func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
         try await strategy.obtainToken(context)
     }
+}
 
+// The built-in grants live on `GrantStrategy` where `Self == OAuth2Grant`, so they read with a
+// leading dot wherever a grant is expected (`authenticate(with: .password(...))`) and as
+// `OAuth2Grant.password(...)` elsewhere.
+extension GrantStrategy where Self == OAuth2Grant {
     /// The resource owner password credentials grant (RFC 6749 §4.3).
     ///
     /// - Parameters:
@@ -90,7 +95,7 @@ public struct OAuth2Grant: GrantStrategy {
         redirectURI: URL,
         scope: Set<Scope>? = nil,
         additionalParameters: [(name: String, value: String)] = [],
-        browser: @escaping Browser
+        browser: @escaping OAuth2Grant.Browser
     ) -> OAuth2Grant {
         OAuth2Grant(
             AuthorizationCodeGrant(
@@ -117,7 +122,7 @@ public struct OAuth2Grant: GrantStrategy {
         audience: [String] = [],
         resource: [URL] = [],
         requestedTokenType: AuthorizationServer.TokenTypeIdentifier? = nil,
-        subject: @escaping TokenSource
+        subject: @escaping OAuth2Grant.TokenSource
     ) -> OAuth2Grant {
         OAuth2Grant(
             TokenExchangeGrant(

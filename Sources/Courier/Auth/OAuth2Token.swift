@@ -30,7 +30,8 @@ extension OAuth2Token {
 
 /// An access token with what came with it: type, expiry, refresh token and scope.
 ///
-/// A token is a value; ``TokenBroker`` hands out tokens and a ``TokenStore`` keeps them.
+/// A token is a value; the clients of ``ResourceAccess`` obtain and renew tokens, and a
+/// ``TokenStore`` keeps them.
 /// Its `description` never shows the token or the refresh token, so logging a token is safe.
 ///
 /// Expiry is a wall-clock `Date` because tokens outlive the process in a store. A token
@@ -39,7 +40,7 @@ extension OAuth2Token {
 public struct OAuth2Token: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The access token.
     public var accessToken: String
-    /// The token type; Courier sends ``OAuth2Token.TokenType/bearer`` tokens per RFC 6750.
+    /// The token type; Courier sends ``OAuth2Token/TokenType/bearer`` tokens per RFC 6750.
     public var tokenType: OAuth2Token.TokenType
     /// When the access token was issued, as this process saw the response.
     public var issuedAt: Date

@@ -93,17 +93,19 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Where the error was made (`#line`).
     public let line: Int
 
-    /// Creates an error; for middleware, transports and token stores of your own.
+    /// Creates an error; for middleware, transports and token stores of your own, and as the
+    /// expected error of a test (`#expect(throws: CourierError(.timedOut))`: errors are equal
+    /// when their kinds are).
     ///
     /// - Parameters:
     ///   - kind: The kind of failure.
-    ///   - message: What went wrong, for people; never a secret.
+    ///   - message: What went wrong, for people; never a secret. Empty by default.
     ///   - underlying: The error underneath.
     ///   - file: Where the error was made.
     ///   - line: Where the error was made.
     public init(
         _ kind: Kind,
-        message: String,
+        message: String = "",
         underlying: (any Error & Sendable)? = nil,
         file: String = #fileID,
         line: Int = #line

@@ -18,7 +18,7 @@ extension ResourceRequest {
     ///   length, known before sending, including for streamed files.
     ///
     /// - Returns: The request head and the body, `nil` when there is none.
-    /// - Throws: ``CourierError`` for bad input; see ``CourierError/Kind/Kind``.
+    /// - Throws: ``CourierError`` for bad input; see ``CourierError/Kind``.
     public func makeHTTPRequest() throws -> (request: HTTPRequest, body: RequestBody?) {
         let target = try RequestTarget(path)
         var fields = try HeaderValidation.checked(headerFields)

@@ -7,7 +7,7 @@ extension ResourceRequest {
         /// A JSON object with sorted keys, `Content-Type: application/json`. The default.
         case json
         /// `application/x-www-form-urlencoded`, formatted by the request's
-        /// ``ResourceRequest.QueryStringFormat``.
+        /// ``ResourceRequest/QueryStringFormat``.
         case formURLEncoded
     }
 }

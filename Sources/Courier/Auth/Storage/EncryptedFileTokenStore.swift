@@ -13,8 +13,8 @@ import Foundation
 ///   sealed with AES-256-GCM under the key from a ``TokenStoreKeyProvider`` with a fresh
 ///   random nonce per write. The file's header is authenticated too.
 /// - **Damage is an error.** A file that was changed, cut short or written with another key
-///   throws ``CourierError`` (``CourierError/Kind/tampered``,
-///   ``CourierError/Kind/truncated``, ``CourierError/Kind/wrongKey``); it is never
+///   throws ``CourierError`` (``CourierError/Kind/tokenStoreTampered``,
+///   ``CourierError/Kind/tokenStoreTruncated``, ``CourierError/Kind/tokenStoreWrongKey``); it is never
 ///   read as a token, and never silently replaced.
 /// - **Atomic writes.** A write goes to a temporary file in the same directory (mode 0600),
 ///   is flushed with `fsync`, and is renamed over the store; the directory is synced after.

@@ -21,7 +21,7 @@ public struct TokenStoreKey: Hashable, Sendable, Codable, CustomStringConvertibl
 
 /// Keeps tokens, by client id and authorization level.
 ///
-/// A ``TokenBroker`` reads its level's token once, on first use, and writes every token it
+/// Courier reads each level's token once, on first use, and writes every token it
 /// obtains — with refresh-token rotation the new refresh token replaces the old one in one
 /// write. Courier ships ``InMemoryTokenStore`` and ``EncryptedFileTokenStore``.
 ///

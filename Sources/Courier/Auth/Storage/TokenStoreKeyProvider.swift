@@ -95,7 +95,7 @@ struct EnvironmentKeyProvider {
 
     /// Reads and decodes the variable.
     ///
-    /// - Throws: ``CourierError/Kind/keyUnavailable`` when it is unset or not 32 bytes.
+    /// - Throws: ``CourierError/Kind/tokenStoreKeyUnavailable`` when it is unset or not 32 bytes.
     func key() async throws -> SymmetricKey {
         guard let text = ProcessInfo.processInfo.environment[variable], let data = Data(base64Encoded: text),
             data.count == 32
@@ -124,7 +124,7 @@ struct KeyFileProvider {
 
     /// Reads the key, creating the file first when it does not exist.
     ///
-    /// - Throws: ``CourierError/Kind/keyUnavailable`` when the file cannot be created or
+    /// - Throws: ``CourierError/Kind/tokenStoreKeyUnavailable`` when the file cannot be created or
     ///   read, or does not hold 32 bytes.
     func key() async throws -> SymmetricKey {
         if let data = FileManager.default.contents(atPath: path) {
