@@ -4,7 +4,7 @@ import HTTPTypes
 import Logging
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 // The auth part of the demo: secured resource access against the local OAuth2 server

@@ -13,7 +13,9 @@ struct Ready: Decodable {
     let pki: PKI
 
     func url(_ name: String) throws -> URL {
-        guard let text = urls[name], let url = URL(string: text) else { throw DemoError("no \(name) server in the ready file") }
+        guard let text = urls[name], let url = URL(string: text) else {
+            throw DemoError("no \(name) server in the ready file")
+        }
         return url
     }
 }
@@ -79,8 +81,14 @@ let session = Session(
 say("Courier on libcurl \(CurlTransport.libcurlVersion)")
 say("User-Agent: \(session.configuration.userAgent)")
 
-describe(try await session.send(HTTPRequest(method: .get, path: "/bytes/1k")), "GET /bytes/1k over HTTPS (first request)")
-describe(try await session.send(HTTPRequest(method: .get, path: "/bytes/1k")), "GET /bytes/1k again: the connection is reused")
+describe(
+    try await session.send(HTTPRequest(method: .get, path: "/bytes/1k")),
+    "GET /bytes/1k over HTTPS (first request)"
+)
+describe(
+    try await session.send(HTTPRequest(method: .get, path: "/bytes/1k")),
+    "GET /bytes/1k again: the connection is reused"
+)
 
 say("\n== 64 MiB download with progress")
 let download = session.task(for: HTTPRequest(method: .get, path: "/bytes/64m"))
@@ -95,7 +103,7 @@ for await event in download.events {
         if isTerminal {
             // The bar's line ends at 100 %, before the log line of the finished response.
             say("\r\(progressBar(fraction)) \(percent)%", terminator: percent == 100 ? "\n" : "")
-                    } else {
+        } else {
             say("\(progressBar(fraction)) \(percent)%")
         }
     }
@@ -108,13 +116,17 @@ let quiet = Session(configuration: .init(baseURL: try ready.url("nginx_https")),
 let start = ContinuousClock.now
 let versions = try await withThrowingTaskGroup(of: Response.Metrics.HTTPVersion.self) { group in
     for _ in 0..<100 {
-        group.addTask { try await quiet.send(HTTPRequest(method: .get, path: "/bytes/1k")).metrics?.httpVersion ?? .unknown }
+        group.addTask {
+            try await quiet.send(HTTPRequest(method: .get, path: "/bytes/1k")).metrics?.httpVersion ?? .unknown
+        }
     }
     var counts: [Response.Metrics.HTTPVersion: Int] = [:]
     for try await version in group { counts[version, default: 0] += 1 }
     return counts
 }
-say("done in \(milliseconds(ContinuousClock.now - start)): \(versions.map { "\($0.value) × \($0.key.rawValue)" }.joined(separator: ", "))")
+say(
+    "done in \(milliseconds(ContinuousClock.now - start)): \(versions.map { "\($0.value) × \($0.key.rawValue)" }.joined(separator: ", "))"
+)
 
 await session.shutdown()
 await quiet.shutdown()

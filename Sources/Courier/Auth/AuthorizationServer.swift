@@ -122,11 +122,17 @@ extension AuthorizationServer {
         /// RFC 6749 §6.
         public static let refreshToken = AuthorizationServer.GrantType(rawValue: "refresh_token")
         /// RFC 8693 §2.1.
-        public static let tokenExchange = AuthorizationServer.GrantType(rawValue: "urn:ietf:params:oauth:grant-type:token-exchange")
+        public static let tokenExchange = AuthorizationServer.GrantType(
+            rawValue: "urn:ietf:params:oauth:grant-type:token-exchange"
+        )
         /// RFC 7523 §2.1.
-        public static let jwtBearer = AuthorizationServer.GrantType(rawValue: "urn:ietf:params:oauth:grant-type:jwt-bearer")
+        public static let jwtBearer = AuthorizationServer.GrantType(
+            rawValue: "urn:ietf:params:oauth:grant-type:jwt-bearer"
+        )
         /// RFC 8628 §3.4.
-        public static let deviceCode = AuthorizationServer.GrantType(rawValue: "urn:ietf:params:oauth:grant-type:device_code")
+        public static let deviceCode = AuthorizationServer.GrantType(
+            rawValue: "urn:ietf:params:oauth:grant-type:device_code"
+        )
 
         /// The value.
         public var description: String { rawValue }
@@ -145,13 +151,21 @@ extension AuthorizationServer {
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// An OAuth 2.0 access token.
-        public static let accessToken = AuthorizationServer.TokenTypeIdentifier(rawValue: "urn:ietf:params:oauth:token-type:access_token")
+        public static let accessToken = AuthorizationServer.TokenTypeIdentifier(
+            rawValue: "urn:ietf:params:oauth:token-type:access_token"
+        )
         /// An OAuth 2.0 refresh token.
-        public static let refreshToken = AuthorizationServer.TokenTypeIdentifier(rawValue: "urn:ietf:params:oauth:token-type:refresh_token")
+        public static let refreshToken = AuthorizationServer.TokenTypeIdentifier(
+            rawValue: "urn:ietf:params:oauth:token-type:refresh_token"
+        )
         /// An OpenID Connect ID token.
-        public static let idToken = AuthorizationServer.TokenTypeIdentifier(rawValue: "urn:ietf:params:oauth:token-type:id_token")
+        public static let idToken = AuthorizationServer.TokenTypeIdentifier(
+            rawValue: "urn:ietf:params:oauth:token-type:id_token"
+        )
         /// A JWT.
-        public static let jwt = AuthorizationServer.TokenTypeIdentifier(rawValue: "urn:ietf:params:oauth:token-type:jwt")
+        public static let jwt = AuthorizationServer.TokenTypeIdentifier(
+            rawValue: "urn:ietf:params:oauth:token-type:jwt"
+        )
 
         /// The URI.
         public var description: String { rawValue }

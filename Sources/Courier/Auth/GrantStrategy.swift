@@ -143,7 +143,11 @@ public struct GrantContext: Sendable {
     ///   user; the user level's errors (``CourierError/Kind/userNotAuthenticated``, …).
     public func userAccessToken() async throws -> String {
         guard let userTokenSource else {
-            throw CourierError(kind: .missingConfiguration, message: "the \(level) level is not derived from a user", level: level)
+            throw CourierError(
+                kind: .missingConfiguration,
+                message: "the \(level) level is not derived from a user",
+                level: level
+            )
         }
         return try await userTokenSource()
     }

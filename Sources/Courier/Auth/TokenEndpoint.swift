@@ -98,7 +98,10 @@ struct TokenEndpoint: Sendable {
     ///   - parameters: The other parameters.
     /// - Returns: The response.
     /// - Throws: ``CourierError/Kind/tokenRefreshFailed`` when the request fails below HTTP.
-    func send(grantType: AuthorizationServer.GrantType, parameters: [(name: String, value: String)]) async throws -> Response {
+    func send(
+        grantType: AuthorizationServer.GrantType,
+        parameters: [(name: String, value: String)]
+    ) async throws -> Response {
         try await post(
             to: server.tokenEndpoint,
             parameters: [("grant_type", grantType.rawValue)] + parameters
@@ -120,14 +123,16 @@ struct TokenEndpoint: Sendable {
         let endpoint = endpointDescription(server.tokenEndpoint)
         guard response.isSuccessful else { throw failure(response, endpoint: endpoint, action: "token request") }
         guard let object = (try? JSONSerialization.jsonObject(with: response.data)) as? [String: Any] else {
-            throw CourierError(kind: .invalidTokenResponse,
+            throw CourierError(
+                kind: .invalidTokenResponse,
                 message: "the token response is not a JSON object",
                 statusCode: response.status.code,
                 endpoint: endpoint
             )
         }
         guard let accessToken = object["access_token"] as? String, !accessToken.isEmpty else {
-            throw CourierError(kind: .invalidTokenResponse,
+            throw CourierError(
+                kind: .invalidTokenResponse,
                 message: "the token response has no access_token",
                 statusCode: response.status.code,
                 endpoint: endpoint
@@ -135,7 +140,8 @@ struct TokenEndpoint: Sendable {
         }
         let tokenType = (object["token_type"] as? String).map(OAuth2Token.TokenType.init(rawValue:)) ?? .bearer
         guard tokenType == .bearer else {
-            throw CourierError(kind: .invalidTokenResponse,
+            throw CourierError(
+                kind: .invalidTokenResponse,
                 message: "the token type \(tokenType) is not supported; Courier sends Bearer tokens",
                 statusCode: response.status.code,
                 endpoint: endpoint
@@ -188,7 +194,10 @@ struct TokenEndpoint: Sendable {
     ///   ``CourierError/Kind/revocationFailed`` when the server refuses or cannot be reached.
     func revoke(_ token: String, hint: TokenTypeHint? = nil) async throws {
         guard let url = server.revocationEndpoint else {
-            throw CourierError(kind: .missingConfiguration, message: "the authorization server has no revocation endpoint")
+            throw CourierError(
+                kind: .missingConfiguration,
+                message: "the authorization server has no revocation endpoint"
+            )
         }
         var parameters: [(name: String, value: String)] = [("token", token)]
         if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
@@ -197,7 +206,8 @@ struct TokenEndpoint: Sendable {
             response = try await post(to: url, parameters: parameters)
         } catch let error as CourierError {
             var error = error
-            error = CourierError(kind: .revocationFailed,
+            error = CourierError(
+                kind: .revocationFailed,
                 message: "revocation request failed",
                 endpoint: error.endpoint,
                 underlying: error.underlying ?? error
@@ -207,7 +217,8 @@ struct TokenEndpoint: Sendable {
         guard response.isSuccessful else {
             let endpoint = endpointDescription(url)
             let cause = failure(response, endpoint: endpoint, action: "revocation")
-            throw CourierError(kind: .revocationFailed,
+            throw CourierError(
+                kind: .revocationFailed,
                 message: "the server refused to revoke the token",
                 oauthError: cause.oauthError,
                 statusCode: response.status.code,
@@ -249,7 +260,8 @@ struct TokenEndpoint: Sendable {
             // not a renewal failure to retry.
             throw error.with(endpoint: endpoint)
         } catch {
-            throw CourierError(kind: .tokenRefreshFailed,
+            throw CourierError(
+                kind: .tokenRefreshFailed,
                 message: "the request to \(endpoint) failed",
                 endpoint: endpoint,
                 underlying: error
@@ -262,7 +274,8 @@ struct TokenEndpoint: Sendable {
         let status = response.status.code
         if let oauth = OAuth2Error(json: response.data) {
             let kind: CourierError.Kind = oauth.code == .invalidClient ? .clientAuthenticationFailed : .grantRejected
-            return CourierError(kind: kind,
+            return CourierError(
+                kind: kind,
                 message: "the \(action) was refused with \(oauth.code)",
                 oauthError: oauth,
                 statusCode: status,
@@ -270,13 +283,15 @@ struct TokenEndpoint: Sendable {
             )
         }
         if status == 401 {
-            return CourierError(kind: .clientAuthenticationFailed,
+            return CourierError(
+                kind: .clientAuthenticationFailed,
                 message: "the \(action) was refused: the client could not be authenticated",
                 statusCode: status,
                 endpoint: endpoint
             )
         }
-        return CourierError(kind: .tokenRefreshFailed,
+        return CourierError(
+            kind: .tokenRefreshFailed,
             message: "the \(action) answered \(status) without an OAuth error",
             statusCode: status,
             endpoint: endpoint

@@ -37,7 +37,8 @@ public final class DeviceClient: Sendable {
         let credential: any Middleware =
             switch configuration.anonymousAuthorization {
             case .deviceToken: BearerTokenMiddleware(broker: broker, policy: sessions.transport.security)
-            case .clientBasic: ClientBasicMiddleware(client: configuration.deviceClient, policy: sessions.transport.security)
+            case .clientBasic:
+                ClientBasicMiddleware(client: configuration.deviceClient, policy: sessions.transport.security)
             }
         self.anonymous = sessions.session(kind: .anonymous, credential: credential)
         self.unauthenticated = sessions.session(kind: .unauthenticated, credential: nil)

@@ -261,7 +261,9 @@ public final class UserClient: Sendable {
         exchanges.withLock { exchanges in
             if let entry = exchanges[exchange] { return entry }
             let userBroker = broker
-            let userAccessToken: @Sendable () async throws -> String = { try await userBroker.token().token.accessToken }
+            let userAccessToken: @Sendable () async throws -> String = {
+                try await userBroker.token().token.accessToken
+            }
             let exchangeBroker = TokenBroker(
                 level: exchange.level,
                 endpoint: endpoint,
@@ -340,7 +342,9 @@ public final class UserClient: Sendable {
         } catch let error as CourierError {
             report.failures.append(error)
         } catch {
-            report.failures.append(CourierError(kind: .revocationFailed, message: "revocation failed", underlying: error))
+            report.failures.append(
+                CourierError(kind: .revocationFailed, message: "revocation failed", underlying: error)
+            )
         }
     }
 

@@ -217,12 +217,24 @@ extension CourierError {
 
         var domain: Domain {
             switch self {
-            case .invalidURL, .invalidHeader, .reservedHeader, .invalidParameter, .bodyNotAllowed, .conflictingBody, .unreadableFile, .encodingFailed, .invalidBody, .shutDown: .input
-            case .couldNotResolveHost, .couldNotConnect, .timedOut, .tlsFailure, .connectionClosed, .tooManyRedirects, .insecureRedirect, .proxyFailure, .responseTooLarge, .responseHeaderTooLarge, .requestBodyFailed, .transportFailure: .network
+            case .invalidURL, .invalidHeader, .reservedHeader, .invalidParameter, .bodyNotAllowed, .conflictingBody,
+                .unreadableFile, .encodingFailed, .invalidBody, .shutDown:
+                .input
+            case .couldNotResolveHost, .couldNotConnect, .timedOut, .tlsFailure, .connectionClosed, .tooManyRedirects,
+                .insecureRedirect, .proxyFailure, .responseTooLarge, .responseHeaderTooLarge, .requestBodyFailed,
+                .transportFailure:
+                .network
             case .clientError, .serverError, .unexpectedStatus, .undecodableBody: .status
-            case .untrustedHost, .insecureScheme, .pinMismatch, .debuggerAttached, .unsupportedTLSBackend, .invalidConfiguration, .crossOriginRedirect: .security
-            case .userNotAuthenticated, .clientAuthenticationFailed, .grantRejected, .tokenRefreshFailed, .invalidTokenResponse, .excessiveRefresh, .authorizationDenied, .invalidAuthorizationResponse, .challengeFailed, .revocationFailed, .missingConfiguration: .authorization
-            case .tokenStoreTampered, .tokenStoreTruncated, .tokenStoreWrongKey, .tokenStoreUnsupportedFormat, .tokenStoreKeyUnavailable, .tokenStoreIOFailure, .tokenStoreFailed: .store
+            case .untrustedHost, .insecureScheme, .pinMismatch, .debuggerAttached, .unsupportedTLSBackend,
+                .invalidConfiguration, .crossOriginRedirect:
+                .security
+            case .userNotAuthenticated, .clientAuthenticationFailed, .grantRejected, .tokenRefreshFailed,
+                .invalidTokenResponse, .excessiveRefresh, .authorizationDenied, .invalidAuthorizationResponse,
+                .challengeFailed, .revocationFailed, .missingConfiguration:
+                .authorization
+            case .tokenStoreTampered, .tokenStoreTruncated, .tokenStoreWrongKey, .tokenStoreUnsupportedFormat,
+                .tokenStoreKeyUnavailable, .tokenStoreIOFailure, .tokenStoreFailed:
+                .store
             }
         }
 

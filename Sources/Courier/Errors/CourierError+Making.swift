@@ -55,7 +55,8 @@ extension CourierError {
     static func crossOriginRedirect(status: Int, toHost host: String) -> CourierError {
         CourierError(
             kind: .crossOriginRedirect,
-            message: "the server answered \(status) and pointed the request, body included, to another origin (\(host)); "
+            message:
+                "the server answered \(status) and pointed the request, body included, to another origin (\(host)); "
                 + "a secured transport does not send a request body across origins: the redirect was not followed",
             host: host
         )

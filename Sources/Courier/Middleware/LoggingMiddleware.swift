@@ -1,6 +1,6 @@
-public import Logging
-public import HTTPTypes
 import Foundation
+public import HTTPTypes
+public import Logging
 
 /// Logs one line per request and one per response: method, URL, status, duration and bytes
 /// (for a streamed body, the time to the response head and "body streamed").

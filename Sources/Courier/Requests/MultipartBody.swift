@@ -55,7 +55,8 @@ struct MultipartBody {
         while Self.occurs(boundary, in: heads, contents) {
             draws += 1
             guard draws < Self.maximumBoundaryDraws else {
-                throw CourierError(kind: .encodingFailed,
+                throw CourierError(
+                    kind: .encodingFailed,
                     message: "no multipart boundary absent from the content was found"
                 )
             }
@@ -94,7 +95,8 @@ struct MultipartBody {
         head += "\r\n"
         if let contentType = part.contentType {
             guard HTTPField.isValidValue(contentType), !contentType.isEmpty else {
-                throw CourierError(kind: .invalidHeader,
+                throw CourierError(
+                    kind: .invalidHeader,
                     message: "the content type of multipart part `\(part.name)` is empty or has control characters"
                 )
             }

@@ -51,7 +51,8 @@ struct MultipartBodySequence: AsyncSequence, Sendable {
                         upToCount: Int(Swift.min(Int64(MultipartBodySequence.chunkSize), remaining))
                     )
                     guard let chunk, !chunk.isEmpty else {
-                        throw CourierError(kind: .unreadableFile,
+                        throw CourierError(
+                            kind: .unreadableFile,
                             message: "\(path) became shorter while it was uploaded"
                         )
                     }

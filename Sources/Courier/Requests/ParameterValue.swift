@@ -46,7 +46,8 @@ public enum ParameterValue: Sendable, Hashable {
     func validate(path: String) throws {
         switch self {
         case .double(let number) where !number.isFinite:
-            throw CourierError(kind: .invalidParameter,
+            throw CourierError(
+                kind: .invalidParameter,
                 message: "parameter `\(path)` is \(number), which neither JSON nor a query string can carry"
             )
         case .array(let elements):

@@ -112,7 +112,8 @@ struct QueryStringEncoder {
 
     private func requireScalars(_ elements: [ParameterValue], name: String) throws {
         guard elements.allSatisfy(\.isScalar) else {
-            throw CourierError(kind: .invalidParameter,
+            throw CourierError(
+                kind: .invalidParameter,
                 message:
                     "parameter `\(name)` holds arrays or dictionaries, which the \(format.arrayFormat.rawValue) array format cannot write; use .indexed"
             )

@@ -21,7 +21,8 @@ struct RequestTarget: Equatable {
             pathAndQuery = absolute.pathAndQuery
         } else {
             guard !path.hasPrefix("//") else {
-                throw CourierError(kind: .invalidURL,
+                throw CourierError(
+                    kind: .invalidURL,
                     message: "the path \(path) names a host; give an absolute URL instead"
                 )
             }
@@ -90,13 +91,15 @@ struct RequestTarget: Equatable {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "#") {
-                throw CourierError(kind: .invalidURL,
+                throw CourierError(
+                    kind: .invalidURL,
                     message: "the path \(target) has a fragment, which is never sent"
                 )
             }
             if byte == UInt8(ascii: "%") {
                 guard index + 2 < bytes.count, isHexDigit(bytes[index + 1]), isHexDigit(bytes[index + 2]) else {
-                    throw CourierError(kind: .invalidURL,
+                    throw CourierError(
+                        kind: .invalidURL,
                         message: "the path \(target) has a `%` not followed by two hex digits"
                     )
                 }
@@ -104,7 +107,8 @@ struct RequestTarget: Equatable {
                 continue
             }
             guard PercentEncoding.isUnreserved(byte) || isPathDelimiter(byte) else {
-                throw CourierError(kind: .invalidURL,
+                throw CourierError(
+                    kind: .invalidURL,
                     message:
                         "the path \(target) has a character that must be percent-encoded (byte 0x\(String(byte, radix: 16)))"
                 )

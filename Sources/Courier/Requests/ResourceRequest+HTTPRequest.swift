@@ -28,17 +28,20 @@ extension ResourceRequest {
 
         if !multipartData.isEmpty {
             guard body == nil else {
-                throw CourierError(kind: .conflictingBody,
+                throw CourierError(
+                    kind: .conflictingBody,
                     message: "a request cannot have both a raw body and multipart data"
                 )
             }
             guard method.sendsParametersInBody else {
-                throw CourierError(kind: .bodyNotAllowed,
+                throw CourierError(
+                    kind: .bodyNotAllowed,
                     message: "a \(method.rawValue) request cannot carry multipart data"
                 )
             }
             guard fields[.contentType] == nil else {
-                throw CourierError(kind: .reservedHeader,
+                throw CourierError(
+                    kind: .reservedHeader,
                     message: "Content-Type of a multipart request is set by Courier with its boundary"
                 )
             }

@@ -67,7 +67,12 @@ final class ResponseBodyStream: Sendable {
     func next() async throws -> Data? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                enum Step { case chunk(Data, drained: Bool), end, fail(any Error), wait, waitAfterDraining }
+                enum Step {
+                    case chunk(Data, drained: Bool)
+                    case end
+                    case fail(any Error)
+                    case wait, waitAfterDraining
+                }
                 let step: Step = state.withLock { state in
                     if state.head < state.chunks.count {
                         let chunk = state.chunks[state.head]

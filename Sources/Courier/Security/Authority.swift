@@ -161,8 +161,10 @@ struct Authority: Hashable, Sendable, CustomStringConvertible {
         /// `scheme://host[:port]`, leaving out the scheme's default port.
         var description: String {
             let authority = Authority(
-                host: host, port: port == defaultPort(forScheme: scheme) ? nil : port,
-                kind: isIPv6 ? .ipv6 : .name, hasUserInfo: false
+                host: host,
+                port: port == defaultPort(forScheme: scheme) ? nil : port,
+                kind: isIPv6 ? .ipv6 : .name,
+                hasUserInfo: false
             )
             return "\(scheme)://\(authority)"
         }
@@ -181,7 +183,8 @@ extension Authority {
         let labels = name.split(separator: .dot, omittingEmptySubsequences: false)
         guard !labels.contains(where: \.isEmpty) else { throw .invalidHostName }
         // As WHATWG URL and resolvers do: a last label that is a number makes the host an IPv4 address.
-        guard let last = labels.last, last.isDecimal || (last.starts(with: [.zero, .x]) && last.dropFirst(2).allSatisfy(\.isHexDigit))
+        guard let last = labels.last,
+            last.isDecimal || (last.starts(with: [.zero, .x]) && last.dropFirst(2).allSatisfy(\.isHexDigit))
         else { return (String(decoding: name, as: UTF8.self), .name) }
         guard labels.count == 4, labels.allSatisfy({ octet($0) != nil }) else { throw .ambiguousIPv4 }
         return (String(decoding: name, as: UTF8.self), .ipv4)
@@ -231,7 +234,8 @@ extension Authority {
         let gap = text.indices.first { text[$0] == .colon && $0 + 1 < text.endIndex && text[$0 + 1] == .colon }
         var address: [UInt16]
         if let gap {
-            let head = try pieces(text[..<gap], last: false), tail = try pieces(text[(gap + 2)...], last: true)
+            let head = try pieces(text[..<gap], last: false)
+            let tail = try pieces(text[(gap + 2)...], last: true)
             guard head.count + tail.count <= 7 else { throw .invalidIPv6 }
             address = head + Array(repeating: 0, count: 8 - head.count - tail.count) + tail
         } else {

@@ -65,7 +65,8 @@ enum DebuggerDetection {
     /// Throws ``CourierError/Kind/debuggerAttached`` when a tracer is attached.
     static func check() throws {
         guard let pid = tracerPID() else { return }
-        throw CourierError(kind: .debuggerAttached,
+        throw CourierError(
+            kind: .debuggerAttached,
             message: pid > 0
                 ? "a debugger or tracer (process \(pid)) is attached; secured requests are refused while it is, and nothing was sent"
                 : "cannot read /proc/self/status to rule out a debugger; secured requests are refused, and nothing was sent"

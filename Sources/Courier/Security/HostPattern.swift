@@ -21,7 +21,8 @@ struct HostPattern: Sendable, Hashable {
         }
         guard !text.isEmpty else { throw invalid("it is empty") }
         let allowed = text.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
                 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
                 || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "*")
         }
@@ -29,13 +30,18 @@ struct HostPattern: Sendable, Hashable {
         if text.hasPrefix("*.") {
             let suffix = String(text.dropFirst(1))
             let labels = suffix.dropFirst().split(separator: ".", omittingEmptySubsequences: false)
-            guard !suffix.contains("*"), labels.count >= 2, labels.allSatisfy({ !$0.isEmpty }), !suffix.contains(":") else {
+            guard !suffix.contains("*"), labels.count >= 2, labels.allSatisfy({ !$0.isEmpty }), !suffix.contains(":")
+            else {
                 throw invalid("a wildcard is `*.` followed by a domain of at least two labels, such as *.example.com")
             }
             self.wildcardSuffix = suffix
         } else {
-            guard !text.contains("*") else { throw invalid("`*` may only be the whole first label, as in *.example.com") }
-            guard !text.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) || text.contains(":")
+            guard !text.contains("*") else {
+                throw invalid("`*` may only be the whole first label, as in *.example.com")
+            }
+            guard
+                !text.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty)
+                    || text.contains(":")
             else { throw invalid("it has an empty label") }
             self.wildcardSuffix = nil
         }

@@ -82,7 +82,9 @@ public struct SPKIPin: Sendable, Hashable, CustomStringConvertible {
             ccourier_spki_sha256_from_file(path, digests.baseAddress!, capacity, &count, &error, error.count)
         }
         guard ok == 1 else {
-            throw CourierError.invalidConfiguration(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw CourierError.invalidConfiguration(
+                String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            )
         }
         return try (0..<count).map { index in try SPKIPin(sha256: digests[(index * 32)..<(index * 32 + 32)]) }
     }

@@ -17,7 +17,8 @@ enum TLSBackend {
         guard ok != 1 else { return nil }
         let backend = curlBackend.map { String(cString: $0) } ?? "none"
         let openSSL = linked.map { String(cString: $0) } ?? "unknown"
-        return CourierError(kind: .unsupportedTLSBackend,
+        return CourierError(
+            kind: .unsupportedTLSBackend,
             message: "libcurl's TLS backend is \(backend), but pinning needs OpenSSL of the version Courier links "
                 + "(\(openSSL)); install libcurl4-openssl-dev. Secured requests are refused rather than sent unpinned"
         )

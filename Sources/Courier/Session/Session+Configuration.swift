@@ -63,7 +63,8 @@ extension Session {
         /// The User-Agent every request carries:
         /// `App/1.2 Courier/0.2.0 (Linux; x86_64) libcurl/7.88.1`.
         public var userAgent: String {
-            let sdk = "Courier/\(CourierLibrary.version) (\(CourierLibrary.platform)) libcurl/\(CurlTransport.libcurlVersion)"
+            let sdk =
+                "Courier/\(CourierLibrary.version) (\(CourierLibrary.platform)) libcurl/\(CurlTransport.libcurlVersion)"
             guard let applicationProduct, !applicationProduct.isEmpty else { return sdk }
             return "\(applicationProduct) \(sdk)"
         }

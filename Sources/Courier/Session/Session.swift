@@ -85,7 +85,9 @@ public actor Session {
         self.ownsTransport = transport == nil
         let transport = transport ?? CurlTransport()
         self.transport = transport
-        self.state = LockedBox(State(snapshot: Snapshot(configuration: configuration, transport: transport, isShutDown: false)))
+        self.state = LockedBox(
+            State(snapshot: Snapshot(configuration: configuration, transport: transport, isShutDown: false))
+        )
     }
 
     /// The configuration requests start with now.
@@ -142,7 +144,12 @@ public actor Session {
         body: RequestBody? = nil,
         logger: Logger? = nil
     ) async throws -> Response {
-        try await send(request, body: body, endpoint: ResponseEndpoint(method: request.method, target: request.path ?? "/"), logger: logger)
+        try await send(
+            request,
+            body: body,
+            endpoint: ResponseEndpoint(method: request.method, target: request.path ?? "/"),
+            logger: logger
+        )
     }
 
     nonisolated func send(

@@ -116,8 +116,13 @@ public final class NetworkTask: Sendable, Identifiable {
     ///
     /// - Parameter bufferingPolicy: What to keep when the consumer is behind.
     /// - Returns: A stream that finishes when the task ends.
-    public func events(bufferingPolicy: AsyncStream<NetworkTask.Event>.Continuation.BufferingPolicy) -> AsyncStream<NetworkTask.Event> {
-        let (stream, continuation) = AsyncStream.makeStream(of: NetworkTask.Event.self, bufferingPolicy: bufferingPolicy)
+    public func events(
+        bufferingPolicy: AsyncStream<NetworkTask.Event>.Continuation.BufferingPolicy
+    ) -> AsyncStream<NetworkTask.Event> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: NetworkTask.Event.self,
+            bufferingPolicy: bufferingPolicy
+        )
         let current = locked_state.withLock { state -> NetworkTask.State in
             continuation.yield(.stateChanged(state.state))
             if !state.state.isFinal {

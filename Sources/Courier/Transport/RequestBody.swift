@@ -102,7 +102,9 @@ public struct RequestBody: Sendable {
     public func collect(upTo maximumBytes: Int) async throws -> Data {
         switch storage {
         case .data(let data):
-            guard data.count <= maximumBytes else { throw CourierError.invalidBody("body exceeds \(maximumBytes) bytes") }
+            guard data.count <= maximumBytes else {
+                throw CourierError.invalidBody("body exceeds \(maximumBytes) bytes")
+            }
             return data
         case .file(let path, let length):
             guard length <= maximumBytes else { throw CourierError.invalidBody("body exceeds \(maximumBytes) bytes") }

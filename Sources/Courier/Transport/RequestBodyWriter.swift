@@ -42,7 +42,10 @@ final class RequestBodyWriter: Sendable {
 
     /// Appends a chunk, suspending while the consumer is behind.
     func write(_ chunk: Data) async throws {
-        enum Outcome { case done, wait, fail(any Error) }
+        enum Outcome {
+            case done, wait
+            case fail(any Error)
+        }
         let (outcome, notify): (Outcome, Bool) = state.withLock { state in
             if let failure = state.failure { return (.fail(failure), false) }
             if state.collectOnly && state.buffered + chunk.count > limit {

@@ -8,7 +8,8 @@ import Synchronization
 /// with ``reportUpload(_:)`` and ``reportDownload(_:)``, and calls ``detach()`` when it ends.
 public final class TransferControl: Sendable {
     /// Observes progress. Called on the transport's thread; keep it short.
-    public typealias ProgressHandler = @Sendable (_ upload: NetworkTask.Progress?, _ download: NetworkTask.Progress?) -> Void
+    public typealias ProgressHandler =
+        @Sendable (_ upload: NetworkTask.Progress?, _ download: NetworkTask.Progress?) -> Void
 
     private struct State {
         var isSuspended = false

@@ -11,7 +11,12 @@ struct AuthClientTests {
     /// Counts what passes through the app's own middleware.
     struct Counter: Middleware {
         let seen: LockedBox<[String]>
-        func intercept(_ request: HTTPRequest, body: RequestBody?, context: MiddlewareContext, next: Next) async throws
+        func intercept(
+            _ request: HTTPRequest,
+            body: RequestBody?,
+            context: MiddlewareContext,
+            next: Next
+        ) async throws
             -> Response
         {
             seen.withLock { $0.append(request.path ?? "") }
@@ -127,7 +132,9 @@ struct AuthClientTests {
         let transport = Self.servers()
         let access = try access(transport, seen: LockedBox([])) { $0.anonymousAuthorization = .clientBasic }
         let response = try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/x"))
-        #expect(String(decoding: response.data, as: UTF8.self) == "Basic " + Data("device-1:d".utf8).base64EncodedString())
+        #expect(
+            String(decoding: response.data, as: UTF8.self) == "Basic " + Data("device-1:d".utf8).base64EncodedString()
+        )
         #expect(transport.requests.allSatisfy { $0.request.authority == AuthFixtures.apiHost })  // no token request
         await access.shutdown()
     }

@@ -221,7 +221,8 @@ struct AuthIntegrationTests {
         let grant = ExtensionGrant(
             grantType: AuthorizationServer.GrantType(rawValue: Self.tokenExchange),
             parameters: [
-                ("subject_token", user.accessToken), ("subject_token_type", AuthorizationServer.TokenTypeIdentifier.accessToken.rawValue),
+                ("subject_token", user.accessToken),
+                ("subject_token_type", AuthorizationServer.TokenTypeIdentifier.accessToken.rawValue),
                 ("audience", "courier-gateway"),
             ],
             scope: [.read]
@@ -369,7 +370,10 @@ struct AuthIntegrationTests {
     @Test func aBurstOf401sCausesOneRefresh() async throws {
         let access = try access()
         try await access.userClient.authenticate(username: "alice", password: "wonderland")
-        #expect(try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile")).statusCode == 200)
+        #expect(
+            try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile")).statusCode
+                == 200
+        )
         try await admin.expireAll()  // the server rejects the token the client still thinks valid
         let user = access.userClient
         var statuses: [Int] = []
@@ -518,7 +522,12 @@ struct AuthIntegrationTests {
             obtained.withLock { $0 = token }
             return token
         }
-        let broker = TokenBroker(level: .user, endpoint: access.userClient.endpoint, strategy: slowRefresh, store: store)
+        let broker = TokenBroker(
+            level: .user,
+            endpoint: access.userClient.endpoint,
+            strategy: slowRefresh,
+            store: store
+        )
         let current = try await broker.token()
         let renewal = Task { try await broker.tokenRejected(current) }
         while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
@@ -529,7 +538,9 @@ struct AuthIntegrationTests {
 
         // The server issued new tokens to the abandoned renewal; the broker revokes them.
         let deadline = ContinuousClock.now + .seconds(10)
-        while obtained.withLock({ $0 }) == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while obtained.withLock({ $0 }) == nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         let orphan = try #require(obtained.withLock { $0 })
         let orphanRefresh = try #require(orphan.refreshToken)
         while try await admin.isActive(orphanRefresh), ContinuousClock.now < deadline {
@@ -643,7 +654,9 @@ struct AuthIntegrationTests {
         #expect(await !access.userClient.isAuthenticated)
 
         // The gateway's own pins are right: only the authorization server is refused.
-        let status = try await access.deviceClient.sendUnauthenticatedRequest(ResourceRequest(path: "/api/public/status"))
+        let status = try await access.deviceClient.sendUnauthenticatedRequest(
+            ResourceRequest(path: "/api/public/status")
+        )
         #expect(status.statusCode == 200)
         await access.shutdown()
     }

@@ -185,7 +185,11 @@ struct AuthMiddlewareTests {
         let transport = Self.basicServer(user: "user", password: "passwd")
         let asked = LockedBox<[String]>([])
         let provider = AnyChallengeCredentialProvider { context in
-            asked.withLock { $0.append("\(context.scheme) \(context.realm ?? "") \(context.parameters["realm"] ?? "") \(context.host)") }
+            asked.withLock {
+                $0.append(
+                    "\(context.scheme) \(context.realm ?? "") \(context.parameters["realm"] ?? "") \(context.host)"
+                )
+            }
             return ChallengeCredential(user: "user", password: "passwd")
         }
         let session = session(

@@ -75,7 +75,8 @@ struct AuthProtocolTests {
             (503, "<html>down</html>", .tokenRefreshFailed, nil),
         ] as [(Int, String, CourierError.Kind, String?)]
     )
-    func errorResponsesBecomeTypedErrors(status: Int, body: String, kind: CourierError.Kind, code: String?) async throws {
+    func errorResponsesBecomeTypedErrors(status: Int, body: String, kind: CourierError.Kind, code: String?) async throws
+    {
         let (endpoint, _) = AuthFixtures.endpoint { _, _ in AuthFixtures.json(HTTPResponse.Status(code: status), body) }
         let error = await #expect(throws: CourierError.self) {
             try await endpoint.requestToken(grantType: .refreshToken, parameters: [("refresh_token", "r")])
@@ -198,7 +199,9 @@ struct AuthProtocolTests {
         #expect(throws: CourierError.kind(.invalidAuthorizationResponse)) {
             try code("http://127.0.0.1/callback?code=abc&state=S2")
         }
-        #expect(throws: CourierError.kind(.invalidAuthorizationResponse)) { try code("http://127.0.0.1/callback?code=abc") }
+        #expect(throws: CourierError.kind(.invalidAuthorizationResponse)) {
+            try code("http://127.0.0.1/callback?code=abc")
+        }
         #expect(throws: CourierError.kind(.invalidAuthorizationResponse)) {
             try code("http://evil.example/callback?code=abc&state=S1")
         }
@@ -316,7 +319,12 @@ struct AuthProtocolTests {
         #expect(a != .kind(.excessiveRefresh))
         #expect(
             a.stableHash
-                == CourierError(kind: .userNotAuthenticated, message: "x", statusCode: 400, endpoint: "POST /oauth/token")
+                == CourierError(
+                    kind: .userNotAuthenticated,
+                    message: "x",
+                    statusCode: 400,
+                    endpoint: "POST /oauth/token"
+                )
                 .stableHash
         )
         #expect(a.stableHash.count == 16)

@@ -110,7 +110,12 @@ final class SecuredMockTransport: Transport {
 
     var security: SecurityConfiguration { mock.security }
 
-    func execute(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions, control: TransferControl)
+    func execute(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        options: TransferOptions,
+        control: TransferControl
+    )
         async throws -> Response
     {
         try await mock.execute(request, body: body, options: options, control: control)

@@ -5,7 +5,7 @@ import Testing
 @testable import Courier
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// The encrypted file store: encryption, damage detection, permissions, atomic writes.
@@ -97,7 +97,9 @@ struct AuthTokenStoreTests {
         let other = store(SymmetricKey(size: .bits256))
         await #expect(throws: CourierError.kind(.tokenStoreWrongKey)) { try await other.token(for: userKey) }
         // A write with the wrong key must not replace the store it cannot read.
-        await #expect(throws: CourierError.kind(.tokenStoreWrongKey)) { try await other.setToken(token("x"), for: deviceKey) }
+        await #expect(throws: CourierError.kind(.tokenStoreWrongKey)) {
+            try await other.setToken(token("x"), for: deviceKey)
+        }
         #expect(try await store().token(for: userKey) == token("u"))
     }
 

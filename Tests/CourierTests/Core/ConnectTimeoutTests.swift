@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// The connect timeout, against a listener on 127.0.0.1 whose accept queue is full: Linux
 /// drops further SYNs, so a connection attempt hangs as it would towards a black hole.

@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// Content-encoded responses are decoded transparently (libcurl's decoders, enabled
 /// with `CURLOPT_ACCEPT_ENCODING ""`). The servers send the same ~300 KiB JSON payload
@@ -68,9 +69,11 @@ struct DecodingTests {
         let response = try await session.send(HTTPRequest(method: .get, path: "/echo"))
         let json = try #require(try JSONSerialization.jsonObject(with: response.data) as? [String: Any])
         let headers = try #require(json["headers"] as? [String: String])
-        let accepted = Set((headers["accept-encoding"] ?? "").split(separator: ",").map {
-            $0.trimmingCharacters(in: .whitespaces)
-        })
+        let accepted = Set(
+            (headers["accept-encoding"] ?? "").split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+        )
         #expect(accepted.isSuperset(of: ["gzip", "zstd"]), "Accept-Encoding: \(headers["accept-encoding"] ?? "none")")
         await session.shutdown()
     }
@@ -79,7 +82,9 @@ struct DecodingTests {
 
     /// The matching access-log entries, waiting briefly for nginx to write the line.
     private static func accessLog(
-        _ env: TestEnvironment, _ server: NginxServer, where matches: (AccessLogEntry) -> Bool
+        _ env: TestEnvironment,
+        _ server: NginxServer,
+        where matches: (AccessLogEntry) -> Bool
     ) async throws -> [AccessLogEntry] {
         let deadline = ContinuousClock.now + .seconds(3)
         while true {

@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// One easy handle carries requests of every shape in turn: CurlTransport keeps a handle's
 /// options between requests of the same kind and must not let any option of one request
@@ -40,7 +41,9 @@ struct EasyHandleReuseTests {
         let afterHead = try await session.send(HTTPRequest(method: .get, path: "/bytes/512"))
         #expect(afterHead.data.count == 512)
 
-        let post = try await echo(session.send(HTTPRequest(method: .post, path: "/anything"), body: .data(Data("abc".utf8))))
+        let post = try await echo(
+            session.send(HTTPRequest(method: .post, path: "/anything"), body: .data(Data("abc".utf8)))
+        )
         #expect(post.method == "POST")
         #expect(post.data == "abc")
 
@@ -68,7 +71,10 @@ struct EasyHandleReuseTests {
     @Test func aTimeoutDoesNotStayOnTheHandle() async throws {
         let env = try await TestServers.shared()
         let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1, proxy: .none))
-        let hurried = Session(configuration: .init(baseURL: env.httpbin, timeout: .milliseconds(300)), transport: transport)
+        let hurried = Session(
+            configuration: .init(baseURL: env.httpbin, timeout: .milliseconds(300)),
+            transport: transport
+        )
         let patient = Session(configuration: .init(baseURL: env.httpbin, timeout: nil), transport: transport)
 
         let error = await #expect(throws: CourierError.self) {

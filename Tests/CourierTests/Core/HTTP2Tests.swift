@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// HTTP/2 behaviour against nginx: connections that end with GOAWAY (the `goaway`
 /// block sends it after five requests per connection) and streams that break off.
@@ -15,7 +16,9 @@ struct HTTP2Tests {
 
         var reused = 0
         for index in 0..<30 {
-            let response = try await session.send(HTTPRequest(method: .get, path: "\(file.urlPath)?seq=\(marker)-\(index)"))
+            let response = try await session.send(
+                HTTPRequest(method: .get, path: "\(file.urlPath)?seq=\(marker)-\(index)")
+            )
             #expect(response.status == .ok, "request \(index)")
             #expect(response.data.sha256Hex == file.sha256, "request \(index)")
             #expect(response.metrics?.httpVersion == .http2, "request \(index)")
@@ -47,7 +50,8 @@ struct HTTP2Tests {
                 let file = index % 3 == 0 ? large : small
                 group.addTask {
                     let response = try await session.send(
-                        HTTPRequest(method: .get, path: "\(file.urlPath)?conc=\(marker)-\(index)"))
+                        HTTPRequest(method: .get, path: "\(file.urlPath)?conc=\(marker)-\(index)")
+                    )
                     return (index, response.status.code, response.data.sha256Hex, response.metrics?.httpVersion)
                 }
             }
@@ -95,7 +99,9 @@ struct HTTP2Tests {
     /// The access-log entries that match, once `count` of them are there (nginx writes
     /// the line as it finishes the request, which can be just after the client has it).
     private static func accessLog(
-        _ env: TestEnvironment, _ server: NginxServer, expecting count: Int,
+        _ env: TestEnvironment,
+        _ server: NginxServer,
+        expecting count: Int,
         where matches: (AccessLogEntry) -> Bool
     ) async throws -> [AccessLogEntry] {
         let deadline = ContinuousClock.now + .seconds(3)

@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// HTTP semantics against the real httpbin.
 @Suite(.timeLimit(.minutes(1)))
@@ -136,12 +137,16 @@ struct HTTPSemanticsTests {
     @Test func streamsChunkedBytes() async throws {
         let env = try await TestServers.shared()
         let session = SessionFactory.httpbin(env)
-        let response = try await session.stream(HTTPRequest(method: .get, path: "/stream-bytes/100000?seed=7&chunk_size=1000"))
+        let response = try await session.stream(
+            HTTPRequest(method: .get, path: "/stream-bytes/100000?seed=7&chunk_size=1000")
+        )
         #expect(response.headerFields[.transferEncoding] == "chunked")
         var total = 0
         for try await chunk in response.body { total += chunk.count }
         #expect(total == 100_000)
-        let buffered = try await session.send(HTTPRequest(method: .get, path: "/stream-bytes/100000?seed=7&chunk_size=1000"))
+        let buffered = try await session.send(
+            HTTPRequest(method: .get, path: "/stream-bytes/100000?seed=7&chunk_size=1000")
+        )
         #expect(buffered.data.count == 100_000)
         await session.shutdown()
     }

@@ -1,8 +1,9 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Logging
 import Testing
+
+@testable import Courier
 
 /// The logging middleware against a real server: one line each way, secrets redacted.
 @Suite(.timeLimit(.minutes(1)))
@@ -11,7 +12,10 @@ struct LoggingTests {
         let env = try await TestServers.shared()
         let handler = CapturingLogHandler()
         let session = SessionFactory.httpbin(env) { $0.middlewares = [LoggingMiddleware(logger: handler.makeLogger())] }
-        var request = HTTPRequest(method: .get, path: "/response-headers?Set-Cookie=s3cr3t-cookie&access_token=s3cr3t-token")
+        var request = HTTPRequest(
+            method: .get,
+            path: "/response-headers?Set-Cookie=s3cr3t-cookie&access_token=s3cr3t-token"
+        )
         request.headerFields[.authorization] = "Bearer s3cr3t-bearer"
         request.headerFields[.cookie] = "id=s3cr3t-id"
         request.headerFields[.proxyAuthorization] = "Basic s3cr3t-proxy"
@@ -23,7 +27,9 @@ struct LoggingTests {
         #expect(lines.contains { $0.lowercased().contains("proxy-authorization: <redacted>") })
         #expect(lines.contains { $0.lowercased().contains("cookie: <redacted>") })
         #expect(lines.contains { $0.contains("access_token=<redacted>") })
-        #expect(lines.contains { $0.hasPrefix("debug ← headers") && $0.lowercased().contains("set-cookie: <redacted>") })
+        #expect(
+            lines.contains { $0.hasPrefix("debug ← headers") && $0.lowercased().contains("set-cookie: <redacted>") }
+        )
         for line in lines {
             #expect(!line.contains("s3cr3t"), "secret leaked in: \(line)")
         }
@@ -33,7 +39,9 @@ struct LoggingTests {
     @Test func aStreamedResponseIsLoggedAsStreamedNotAsZeroBytes() async throws {
         let env = try await TestServers.shared()
         let handler = CapturingLogHandler()
-        let session = SessionFactory.session(env, .http) { $0.middlewares = [LoggingMiddleware(logger: handler.makeLogger())] }
+        let session = SessionFactory.session(env, .http) {
+            $0.middlewares = [LoggingMiddleware(logger: handler.makeLogger())]
+        }
         let response = try await session.stream(HTTPRequest(method: .get, path: "/bytes/1m"))
         let body = try await response.body.collect(upTo: 2 << 20)
         #expect(body.count == 1 << 20)

@@ -1,9 +1,9 @@
-@testable import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
-
 import Testing
+
+@testable import Courier
 
 /// The middleware chain: order, request and response filters, restarts.
 @Suite(.timeLimit(.minutes(1)))
@@ -14,7 +14,10 @@ struct MiddlewareTests {
         let trace: Locked<[String]>
 
         func intercept(
-            _ request: HTTPRequest, body: RequestBody?, context: MiddlewareContext, next: Next
+            _ request: HTTPRequest,
+            body: RequestBody?,
+            context: MiddlewareContext,
+            next: Next
         ) async throws -> Response {
             trace.withLock { $0.append("→\(name)") }
             var request = request
@@ -49,7 +52,10 @@ struct MiddlewareTests {
         let restarts: Locked<Int>
 
         func intercept(
-            _ request: HTTPRequest, body: RequestBody?, context: MiddlewareContext, next: Next
+            _ request: HTTPRequest,
+            body: RequestBody?,
+            context: MiddlewareContext,
+            next: Next
         ) async throws -> Response {
             let response = try await next(request, body, context)
             guard response.status == .unauthorized, body?.isReplayable ?? true else { return response }
@@ -77,7 +83,10 @@ struct MiddlewareTests {
     @Test func aRequestFilterCanAnswerWithoutTheTransport() async throws {
         struct Cache: Middleware {
             func intercept(
-                _ request: HTTPRequest, body: RequestBody?, context: MiddlewareContext, next: Next
+                _ request: HTTPRequest,
+                body: RequestBody?,
+                context: MiddlewareContext,
+                next: Next
             ) async throws -> Response {
                 Response(head: HTTPResponse(status: .ok), body: Response.Body(Data("cached".utf8)))
             }
@@ -96,7 +105,10 @@ struct MiddlewareTests {
         struct Probe: Middleware {
             let seen: Locked<[(NetworkTask.ID, Int)]>
             func intercept(
-                _ request: HTTPRequest, body: RequestBody?, context: MiddlewareContext, next: Next
+                _ request: HTTPRequest,
+                body: RequestBody?,
+                context: MiddlewareContext,
+                next: Next
             ) async throws -> Response {
                 seen.withLock { $0.append((context.taskID, context.attempt)) }
                 return try await next(request, body, context)

@@ -1,8 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
-
 import Testing
+
+@testable import Courier
 
 /// Observable tasks: suspend, resume, cancel, and Swift task cancellation.
 @Suite(.timeLimit(.minutes(2)))

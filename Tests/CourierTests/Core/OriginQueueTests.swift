@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// Transfers beyond 64 per allowed connection wait in their origin's queue without an easy
 /// handle (CurlOriginSlots); they start in order, can be cancelled, and time out there.
@@ -86,7 +87,10 @@ struct OriginQueueTests {
         let env = try await TestServers.shared()
         let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1, proxy: .none))
         let patient = Session(configuration: .init(baseURL: env.nginxHTTP, timeout: nil), transport: transport)
-        let hurried = Session(configuration: .init(baseURL: env.nginxHTTP, timeout: .milliseconds(500)), transport: transport)
+        let hurried = Session(
+            configuration: .init(baseURL: env.nginxHTTP, timeout: .milliseconds(500)),
+            transport: transport
+        )
         let blockers = sendAll(patient, "/stall?seconds=30", count: 64)
         try await waitUntil(timeout: .seconds(20)) { transport.statistics.activeTransfers == 64 }
 

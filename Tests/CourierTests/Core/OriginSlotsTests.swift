@@ -1,5 +1,6 @@
-@testable import Courier
 import Testing
+
+@testable import Courier
 
 /// The receive buffer follows what an origin has sent lately (CurlOriginSlots).
 struct OriginSlotsTests {

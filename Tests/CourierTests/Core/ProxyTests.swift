@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// CurlTransport through the suite's forward proxy (`Tests/Servers/proxy.py`): plain
 /// HTTP as absolute-form requests, HTTPS through CONNECT tunnels, Basic proxy
@@ -32,13 +33,17 @@ struct ProxyTests {
         #expect(entries.first?.status == 200)
 
         // The origin saw the request the proxy forwarded (it adds `Via`).
-        let echo = try await session.send(HTTPRequest(method: .post, path: "/echo?proxy=\(marker)"),
-                                          body: .data(Data("through the proxy".utf8)))
+        let echo = try await session.send(
+            HTTPRequest(method: .post, path: "/echo?proxy=\(marker)"),
+            body: .data(Data("through the proxy".utf8))
+        )
         let json = try #require(try JSONSerialization.jsonObject(with: echo.data) as? [String: Any])
         let headers = try #require(json["headers"] as? [String: String])
         #expect(headers["via"] == "1.1 courier-proxy")
         #expect(json["length"] as? Int == 17)
-        #expect(try env.proxyLogEntries().contains { $0.method == "POST" && $0.target.hasSuffix("/echo?proxy=\(marker)") })
+        #expect(
+            try env.proxyLogEntries().contains { $0.method == "POST" && $0.target.hasSuffix("/echo?proxy=\(marker)") }
+        )
 
         await session.shutdown()
         await transport.shutdown()
@@ -114,7 +119,11 @@ struct ProxyTests {
         #expect(error?.curlCode == 7)
 
         // The same over HTTPS (curl would send CONNECT first).
-        let (tlsSession, tlsTransport) = Self.session(baseURL: env.nginxHTTPS, proxy: "http://127.0.0.1:\(port)", env: env)
+        let (tlsSession, tlsTransport) = Self.session(
+            baseURL: env.nginxHTTPS,
+            proxy: "http://127.0.0.1:\(port)",
+            env: env
+        )
         let tlsError = await #expect(throws: CourierError.self) {
             try await tlsSession.send(HTTPRequest(method: .get, path: "/bytes/1k"))
         }
@@ -131,12 +140,17 @@ struct ProxyTests {
         let proxy = try #require(env.proxy, "proxy not started: \(env.serviceErrors)")
         // Resolved by the proxy, not by curl: the proxy answers 403 without a lookup.
         let (session, transport) = Self.session(
-            baseURL: URL(string: "http://courier-test.invalid")!, proxy: proxy.absoluteString, env: env)
+            baseURL: URL(string: "http://courier-test.invalid")!,
+            proxy: proxy.absoluteString,
+            env: env
+        )
         let response = try await session.send(HTTPRequest(method: .get, path: "/"))
         #expect(response.status == .forbidden)
-        #expect(try env.proxyLogEntries().contains {
-            $0.target == "http://courier-test.invalid/" && $0.status == 403
-        })
+        #expect(
+            try env.proxyLogEntries().contains {
+                $0.target == "http://courier-test.invalid/" && $0.status == 403
+            }
+        )
         await session.shutdown()
         await transport.shutdown()
     }
@@ -144,9 +158,12 @@ struct ProxyTests {
     @Test func excludedHostsBypassTheProxy() async throws {
         let env = try await TestServers.shared()
         let proxy = try #require(env.proxy, "proxy not started: \(env.serviceErrors)")
-        let transport = CurlTransport(configuration: .init(
-            proxy: .url(proxy.absoluteString, excludedHosts: ["127.0.0.1"]),
-            trustedCertificateBundlePath: env.caBundle))
+        let transport = CurlTransport(
+            configuration: .init(
+                proxy: .url(proxy.absoluteString, excludedHosts: ["127.0.0.1"]),
+                trustedCertificateBundlePath: env.caBundle
+            )
+        )
         let session = Session(configuration: .init(baseURL: env.nginxHTTP), transport: transport)
         let marker = UUID().uuidString
         let response = try await session.send(HTTPRequest(method: .get, path: "/bytes/1k?bypass=\(marker)"))
@@ -163,13 +180,21 @@ struct ProxyTests {
         let marker = UUID().uuidString
 
         // Plain HTTP without credentials: the proxy's 407 is the response.
-        let (anonymous, anonymousTransport) = Self.session(baseURL: env.nginxHTTP, proxy: proxy.absoluteString, env: env)
+        let (anonymous, anonymousTransport) = Self.session(
+            baseURL: env.nginxHTTP,
+            proxy: proxy.absoluteString,
+            env: env
+        )
         let refused = try await anonymous.send(HTTPRequest(method: .get, path: "/bytes/1k?anonymous=\(marker)"))
         #expect(refused.status == .proxyAuthenticationRequired)
         #expect(refused.headerFields[HTTPField.Name("Proxy-Authenticate")!]?.hasPrefix("Basic") == true)
 
         // HTTPS without credentials: the CONNECT is refused, no tunnel, a transport error.
-        let (anonymousTLS, anonymousTLSTransport) = Self.session(baseURL: env.nginxHTTPS, proxy: proxy.absoluteString, env: env)
+        let (anonymousTLS, anonymousTLSTransport) = Self.session(
+            baseURL: env.nginxHTTPS,
+            proxy: proxy.absoluteString,
+            env: env
+        )
         let before = try env.proxyLogEntries().count
         let error = await #expect(throws: CourierError.self) {
             try await anonymousTLS.send(HTTPRequest(method: .get, path: "/bytes/1k"))
@@ -177,25 +202,43 @@ struct ProxyTests {
         #expect(error?.kind == .proxyFailure)
         #expect(error?.message.contains("407") == true)
         #expect(error?.curlCode == 56)  // CURLE_RECV_ERROR: "CONNECT tunnel failed, response 407"
-        #expect(try env.proxyLogEntries().dropFirst(before).contains {
-            $0.method == "CONNECT" && $0.status == 407 && $0.listener == "auth"
-        })
+        #expect(
+            try env.proxyLogEntries().dropFirst(before).contains {
+                $0.method == "CONNECT" && $0.status == 407 && $0.listener == "auth"
+            }
+        )
 
         // With user:password in the proxy URL, both work and carry Proxy-Authorization.
         let (session, transport) = Self.session(baseURL: env.nginxHTTP, proxy: withCredentials.absoluteString, env: env)
         let plain = try await session.send(HTTPRequest(method: .get, path: "/bytes/1k?authenticated=\(marker)"))
         #expect(plain.status == .ok)
         #expect(plain.data.sha256Hex == env.file("1k").sha256)
-        let (tlsSession, tlsTransport) = Self.session(baseURL: env.nginxHTTPS, proxy: withCredentials.absoluteString, env: env)
+        let (tlsSession, tlsTransport) = Self.session(
+            baseURL: env.nginxHTTPS,
+            proxy: withCredentials.absoluteString,
+            env: env
+        )
         let tls = try await tlsSession.send(HTTPRequest(method: .get, path: "/bytes/1k?authenticated=\(marker)"))
         #expect(tls.status == .ok)
         #expect(tls.data.sha256Hex == env.file("1k").sha256)
 
         let entries = try env.proxyLogEntries().filter { $0.listener == "auth" }
-        #expect(entries.contains { $0.target.hasSuffix("?anonymous=\(marker)") && $0.status == 407 && !$0.proxyAuthorization })
-        #expect(entries.contains { $0.target.hasSuffix("?authenticated=\(marker)") && $0.status == 200 && $0.proxyAuthorization })
+        #expect(
+            entries.contains {
+                $0.target.hasSuffix("?anonymous=\(marker)") && $0.status == 407 && !$0.proxyAuthorization
+            }
+        )
+        #expect(
+            entries.contains {
+                $0.target.hasSuffix("?authenticated=\(marker)") && $0.status == 200 && $0.proxyAuthorization
+            }
+        )
         let httpsAuthority = try #require(Self.authority(env.nginxHTTPS))
-        #expect(entries.contains { $0.method == "CONNECT" && $0.target == httpsAuthority && $0.status == 200 && $0.proxyAuthorization })
+        #expect(
+            entries.contains {
+                $0.method == "CONNECT" && $0.target == httpsAuthority && $0.status == 200 && $0.proxyAuthorization
+            }
+        )
 
         for s in [anonymous, anonymousTLS, session, tlsSession] { await s.shutdown() }
         for t in [anonymousTransport, anonymousTLSTransport, transport, tlsTransport] { await t.shutdown() }
@@ -205,7 +248,9 @@ struct ProxyTests {
 
     /// A session through `proxy` that trusts the suite's CA.
     private static func session(baseURL: URL, proxy: String, env: TestEnvironment) -> (Session, CurlTransport) {
-        let transport = CurlTransport(configuration: .init(proxy: .url(proxy), trustedCertificateBundlePath: env.caBundle))
+        let transport = CurlTransport(
+            configuration: .init(proxy: .url(proxy), trustedCertificateBundlePath: env.caBundle)
+        )
         return (Session(configuration: .init(baseURL: baseURL), transport: transport), transport)
     }
 

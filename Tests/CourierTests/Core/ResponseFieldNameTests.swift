@@ -1,6 +1,7 @@
-@testable import Courier
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// The fast path for common response header names must agree with `HTTPField.Name(_:)`.
 struct ResponseFieldNameTests {

@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// Response heads a server controls: reason phrases, and heads too large to accept.
 @Suite(.serialized, .timeLimit(.minutes(1)))

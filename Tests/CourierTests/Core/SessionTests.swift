@@ -1,8 +1,9 @@
-@testable import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// Request preparation: base URL, default fields, the SDK-owned User-Agent, bad input.
 @Suite(.timeLimit(.minutes(1)))
@@ -56,7 +57,10 @@ struct SessionTests {
     }
 
     @Test func anAbsoluteURLInThePathPassesTheSameTrustChecks() async throws {
-        let policy = try TrustPolicy(host: "api.example.com", pins: [try SPKIPin(sha256: [UInt8](repeating: 1, count: 32))])
+        let policy = try TrustPolicy(
+            host: "api.example.com",
+            pins: [try SPKIPin(sha256: [UInt8](repeating: 1, count: 32))]
+        )
         let transport = MockTransport(security: try .secured(trust: [policy])) { _, _ in
             Response(head: HTTPResponse(status: .noContent))
         }
@@ -77,7 +81,10 @@ struct SessionTests {
 
     @Test func aTransportErrorCarriesTheEndpointWithoutTheQuery() async throws {
         let transport = MockTransport { _, _ in throw CourierError(.timedOut, message: "no answer") }
-        let session = Session(configuration: .init(baseURL: URL(string: "https://api.example.com")!), transport: transport)
+        let session = Session(
+            configuration: .init(baseURL: URL(string: "https://api.example.com")!),
+            transport: transport
+        )
         let error = await #expect(throws: CourierError.kind(.timedOut)) {
             _ = try await session.send(HTTPRequest(method: .post, path: "/items?token=secret"))
         }
@@ -95,7 +102,9 @@ struct SessionTests {
         #expect(session.configuration.defaultHeaderFields[.acceptLanguage] == "de")
         await session.shutdown()
         await session.reconfigure { $0.defaultHeaderFields[.acceptLanguage] = "fr" }
-        await #expect(throws: CourierError.kind(.shutDown)) { _ = try await session.send(HTTPRequest(method: .get, path: "/c")) }
+        await #expect(throws: CourierError.kind(.shutDown)) {
+            _ = try await session.send(HTTPRequest(method: .get, path: "/c"))
+        }
     }
 
     @Test func userAgentNamesAppCourierPlatformAndLibcurl() async throws {

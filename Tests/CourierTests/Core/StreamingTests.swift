@@ -1,8 +1,9 @@
-@testable import Courier
 import Crypto
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// Large bodies: buffered, streamed with back-pressure, observed with progress.
 /// Serialized, so that the memory measurements do not see each other.

@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// CurlTransport against the suite's real nginx.
 @Suite(.timeLimit(.minutes(2)))

@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// Every encoding and option, sent to the real httpbin and compared with what it parsed.
 @Suite(.timeLimit(.minutes(1)))

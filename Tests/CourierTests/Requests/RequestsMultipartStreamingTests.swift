@@ -1,9 +1,10 @@
-@testable import Courier
 import Crypto
 import Foundation
 import HTTPTypes
 import Synchronization
 import Testing
+
+@testable import Courier
 
 /// A 50 MiB file part streams from disk: the body is never held in memory.
 @Suite(.serialized, .timeLimit(.minutes(2)))

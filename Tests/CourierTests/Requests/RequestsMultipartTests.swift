@@ -1,4 +1,3 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing

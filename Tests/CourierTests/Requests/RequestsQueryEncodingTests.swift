@@ -1,5 +1,6 @@
-@testable import Courier
 import Testing
+
+@testable import Courier
 
 @Suite struct RequestsQueryEncodingTests {
     static let sample: [String: ParameterValue] = ["a": ["b": 1, "c": "x"], "l": [1, 2], "s": "x y+z"]
@@ -14,7 +15,10 @@ import Testing
     }
 
     static let table: [Row] = [
-        Row(format: ResourceRequest.QueryStringFormat(), expected: "a%5Bb%5D=1&a%5Bc%5D=x&l%5B0%5D=1&l%5B1%5D=2&s=x%20y%2Bz"),
+        Row(
+            format: ResourceRequest.QueryStringFormat(),
+            expected: "a%5Bb%5D=1&a%5Bc%5D=x&l%5B0%5D=1&l%5B1%5D=2&s=x%20y%2Bz"
+        ),
         Row(
             format: ResourceRequest.QueryStringFormat(dictionaryFormat: .dotNotation),
             expected: "a.b=1&a.c=x&l%5B0%5D=1&l%5B1%5D=2&s=x%20y%2Bz"
@@ -78,7 +82,10 @@ import Testing
 
     @Test func membersAreSortedByUTF8Bytes() throws {
         let parameters: [String: ParameterValue] = ["b": 1, "B": 2, "a": 3, "é": 4, "_": 5, "aa": ["z": 1, "Z": 2]]
-        #expect(try ResourceRequest.QueryStringFormat().encode(parameters) == "B=2&_=5&a=3&aa%5BZ%5D=2&aa%5Bz%5D=1&b=1&%C3%A9=4")
+        #expect(
+            try ResourceRequest.QueryStringFormat().encode(parameters)
+                == "B=2&_=5&a=3&aa%5BZ%5D=2&aa%5Bz%5D=1&b=1&%C3%A9=4"
+        )
     }
 
     @Test func theSameParametersAlwaysGiveTheSameString() throws {
@@ -94,9 +101,13 @@ import Testing
     @Test func arraysOfDictionariesFollowBothFormats() throws {
         let parameters: [String: ParameterValue] = ["p": [["q": 1], ["q": 2]]]
         #expect(try ResourceRequest.QueryStringFormat().encode(parameters) == "p%5B0%5D%5Bq%5D=1&p%5B1%5D%5Bq%5D=2")
-        #expect(try ResourceRequest.QueryStringFormat(dictionaryFormat: .dotNotation).encode(parameters) == "p%5B0%5D.q=1&p%5B1%5D.q=2")
         #expect(
-            try ResourceRequest.QueryStringFormat(arrayFormat: .bracketed).encode(parameters) == "p%5B%5D%5Bq%5D=1&p%5B%5D%5Bq%5D=2"
+            try ResourceRequest.QueryStringFormat(dictionaryFormat: .dotNotation).encode(parameters)
+                == "p%5B0%5D.q=1&p%5B1%5D.q=2"
+        )
+        #expect(
+            try ResourceRequest.QueryStringFormat(arrayFormat: .bracketed).encode(parameters)
+                == "p%5B%5D%5Bq%5D=1&p%5B%5D%5Bq%5D=2"
         )
     }
 
@@ -122,7 +133,11 @@ import Testing
     }
 
     @Test func emptyNamesAreRefused() {
-        #expect(throws: CourierError.kind(.invalidParameter)) { try ResourceRequest.QueryStringFormat().encode(["": 1]) }
-        #expect(throws: CourierError.kind(.invalidParameter)) { try ResourceRequest.QueryStringFormat().encode(["a": ["": 1]]) }
+        #expect(throws: CourierError.kind(.invalidParameter)) {
+            try ResourceRequest.QueryStringFormat().encode(["": 1])
+        }
+        #expect(throws: CourierError.kind(.invalidParameter)) {
+            try ResourceRequest.QueryStringFormat().encode(["a": ["": 1]])
+        }
     }
 }

@@ -1,23 +1,25 @@
-@testable import Courier
 import Testing
+
+@testable import Courier
 
 /// Property: decoding what the encoder wrote gives back the input (with every leaf as the
 /// string a query carries), for random parameter trees under every format.
 @Suite struct RequestsQueryRoundTripTests {
-    static let formats: [ResourceRequest.QueryStringFormat] = ResourceRequest.QueryStringFormat.DictionaryFormat.allCases.flatMap { dictionary in
-        ResourceRequest.QueryStringFormat.ArrayFormat.allCases.flatMap { array in
-            ResourceRequest.QueryStringFormat.SpaceEncoding.allCases.flatMap { space in
-                ResourceRequest.QueryStringFormat.PlusEncoding.allCases.map { plus in
-                    ResourceRequest.QueryStringFormat(
-                        dictionaryFormat: dictionary,
-                        arrayFormat: array,
-                        spaceEncoding: space,
-                        plusEncoding: plus
-                    )
+    static let formats: [ResourceRequest.QueryStringFormat] = ResourceRequest.QueryStringFormat.DictionaryFormat
+        .allCases.flatMap { dictionary in
+            ResourceRequest.QueryStringFormat.ArrayFormat.allCases.flatMap { array in
+                ResourceRequest.QueryStringFormat.SpaceEncoding.allCases.flatMap { space in
+                    ResourceRequest.QueryStringFormat.PlusEncoding.allCases.map { plus in
+                        ResourceRequest.QueryStringFormat(
+                            dictionaryFormat: dictionary,
+                            arrayFormat: array,
+                            spaceEncoding: space,
+                            plusEncoding: plus
+                        )
+                    }
                 }
             }
         }
-    }
 
     static let seed: UInt64 = 0x00C0_FFEE_2026
 

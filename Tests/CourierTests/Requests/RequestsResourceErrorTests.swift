@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 @Suite struct RequestsResourceErrorTests {
     /// Published FNV-1a 64 test vectors: the algorithm is the standard one.

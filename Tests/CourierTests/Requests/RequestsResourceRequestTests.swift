@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 @Suite struct RequestsResourceRequestTests {
     static let parts: [MultipartPart] = [.text("hello", name: "greeting")]

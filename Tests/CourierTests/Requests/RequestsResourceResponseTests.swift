@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 @Suite struct RequestsResourceResponseTests {
     static let endpoint = ResponseEndpoint(method: .get, target: "/r")

@@ -1,8 +1,9 @@
-@testable import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 @Suite struct RequestsSessionTests {
     static func session(_ transport: MockTransport) -> Session {

@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// Bad input is a typed error from `makeHTTPRequest()`, before anything could be sent.
 @Suite struct RequestsValidationTests {

@@ -16,8 +16,17 @@ struct AuthorityTests {
         let description: String
         var testDescription: String { text.debugDescription }
 
-        init(_ text: String, _ host: String, port: Int? = nil, _ kind: Authority.Kind = .name, userInfo: Bool = false, as description: String) {
-            (self.text, self.host, self.port, self.kind, self.userInfo, self.description) = (text, host, port, kind, userInfo, description)
+        init(
+            _ text: String,
+            _ host: String,
+            port: Int? = nil,
+            _ kind: Authority.Kind = .name,
+            userInfo: Bool = false,
+            as description: String
+        ) {
+            (self.text, self.host, self.port, self.kind, self.userInfo, self.description) = (
+                text, host, port, kind, userInfo, description
+            )
         }
     }
 

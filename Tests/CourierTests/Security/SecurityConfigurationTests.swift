@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// Building secured configurations: pins, host patterns, policies, files.
 @Suite(.timeLimit(.minutes(1)))
@@ -15,12 +16,17 @@ struct SecurityConfigurationTests {
         #expect(try SPKIPin(sha256: digest).base64 == base64)
     }
 
-    @Test(arguments: ["", "sha256//", "sha256//AAAA", "sha1//" + Data(count: 32).base64EncodedString(), "not base64 at all!!"])
+    @Test(arguments: [
+        "", "sha256//", "sha256//AAAA", "sha1//" + Data(count: 32).base64EncodedString(), "not base64 at all!!",
+    ])
     func refusesMalformedPins(_ text: String) {
         #expect(throws: CourierError.kind(.invalidConfiguration)) { try SPKIPin(text) }
     }
 
-    @Test(arguments: ["", "*", "*.com", "a.*.example.com", "*example.com", "https://api.example.com", "api.example.com/x", "a..b", "**.example.com"])
+    @Test(arguments: [
+        "", "*", "*.com", "a.*.example.com", "*example.com", "https://api.example.com", "api.example.com/x", "a..b",
+        "**.example.com",
+    ])
     func refusesMalformedHostPatterns(_ pattern: String) {
         #expect(throws: CourierError.kind(.invalidConfiguration)) {
             try TrustPolicy(host: pattern, pins: [SecuritySupport.unrelatedPin])
@@ -28,9 +34,16 @@ struct SecurityConfigurationTests {
     }
 
     @Test func normalisesHostPatterns() throws {
-        #expect(try TrustPolicy(host: " API.Example.COM. ", pins: [SecuritySupport.unrelatedPin]).host == "api.example.com")
+        #expect(
+            try TrustPolicy(host: " API.Example.COM. ", pins: [SecuritySupport.unrelatedPin]).host == "api.example.com"
+        )
         #expect(try TrustPolicy(host: "[::1]", pins: [SecuritySupport.unrelatedPin]).matches(host: "::1", port: 443))
-        #expect(try TrustPolicy(host: "127.0.0.1", pins: [SecuritySupport.unrelatedPin]).matches(host: "127.0.0.1", port: 8443))
+        #expect(
+            try TrustPolicy(host: "127.0.0.1", pins: [SecuritySupport.unrelatedPin]).matches(
+                host: "127.0.0.1",
+                port: 8443
+            )
+        )
     }
 
     @Test func aTrustedHostIsAlwaysPinned() {
@@ -44,9 +57,13 @@ struct SecurityConfigurationTests {
         #expect(throws: CourierError.kind(.invalidConfiguration)) { try SecurityConfiguration.secured(trust: []) }
         let one = try TrustPolicy(host: "api.example.com", pins: [SecuritySupport.unrelatedPin])
         let again = try TrustPolicy(host: "API.example.com", pins: [SecuritySupport.unrelatedPin])
-        #expect(throws: CourierError.kind(.invalidConfiguration)) { try SecurityConfiguration.secured(trust: [one, again]) }
+        #expect(throws: CourierError.kind(.invalidConfiguration)) {
+            try SecurityConfiguration.secured(trust: [one, again])
+        }
         let wildcard = try TrustPolicy(host: "*.example.com", pins: [SecuritySupport.unrelatedPin])
-        #expect(throws: CourierError.kind(.invalidConfiguration)) { try SecurityConfiguration.secured(trust: [wildcard, wildcard]) }
+        #expect(throws: CourierError.kind(.invalidConfiguration)) {
+            try SecurityConfiguration.secured(trust: [wildcard, wildcard])
+        }
     }
 
     // MARK: Port-aware policies
@@ -82,7 +99,9 @@ struct SecurityConfigurationTests {
         }
         #expect(defaultPort?.host == "localhost")
         // An explicit :443 is the default port, still not 8443.
-        #expect(throws: CourierError.kind(.untrustedHost)) { try security.checkCredentialTarget(request("localhost:443")) }
+        #expect(throws: CourierError.kind(.untrustedHost)) {
+            try security.checkCredentialTarget(request("localhost:443"))
+        }
     }
 
     @Test func anUntrustedIPv6HostAndPortIsReportedInBrackets() throws {
@@ -138,7 +157,9 @@ struct SecurityConfigurationTests {
         #expect(error?.host == "localhost")
         #expect(error?.message.contains("localhost:8443") == true)
         let wildcard = try TrustPolicy(host: "*.example.com", port: 8443, pins: pins)
-        #expect(throws: CourierError.kind(.invalidConfiguration)) { try SecurityConfiguration.secured(trust: [wildcard, wildcard]) }
+        #expect(throws: CourierError.kind(.invalidConfiguration)) {
+            try SecurityConfiguration.secured(trust: [wildcard, wildcard])
+        }
         // Another port of the same host, or the same host for every port, is a different policy.
         let other = try TrustPolicy(host: "localhost", port: 9443, pins: pins)
         let anyPort = try TrustPolicy(host: "localhost", pins: pins)
@@ -163,7 +184,9 @@ struct SecurityConfigurationTests {
     @Test func readsCertificateFilesWhenTheConfigurationIsMade() throws {
         let missing = "/nonexistent/courier-\(UUID().uuidString).pem"
         #expect(throws: CourierError.kind(.invalidConfiguration)) {
-            try SecurityConfiguration.secured(trust: [try TrustPolicy(host: "a.example", pinnedCertificateAuthorities: missing)])
+            try SecurityConfiguration.secured(trust: [
+                try TrustPolicy(host: "a.example", pinnedCertificateAuthorities: missing)
+            ])
         }
         #expect(throws: CourierError.kind(.invalidConfiguration)) {
             try SecurityConfiguration.secured(trust: [
@@ -179,7 +202,10 @@ struct SecurityConfigurationTests {
     }
 
     @Test func comparesAndDescribesConfigurations() throws {
-        let policy = try TrustPolicy(host: "api.example.com", pins: [SecuritySupport.unrelatedPin, SecuritySupport.unrelatedPin])
+        let policy = try TrustPolicy(
+            host: "api.example.com",
+            pins: [SecuritySupport.unrelatedPin, SecuritySupport.unrelatedPin]
+        )
         #expect(policy.pins.count == 1)
         let first = try SecurityConfiguration.secured(trust: [policy])
         let second = try SecurityConfiguration.secured(trust: [policy])

@@ -1,8 +1,9 @@
-@testable import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// Credentials go only to trusted hosts, never across origins on a redirect, and never
 /// downgraded to HTTP; secured sessions refuse everything else before sending.
@@ -18,7 +19,11 @@ struct SecurityCredentialConfinementTests {
 
     @Test func aSameOriginRedirectKeepsTheCredentials() async throws {
         let env = try await TestServers.shared()
-        let session = try SecuritySupport.session(env, trust: try trustBoth(env), credentials: (Self.token, Self.cookie))
+        let session = try SecuritySupport.session(
+            env,
+            trust: try trustBoth(env),
+            credentials: (Self.token, Self.cookie)
+        )
         let response = try await session.send(HTTPRequest(method: .get, path: "/redirect/same-origin"))
         #expect(response.status == .ok)
         #expect(response.metrics?.redirectCount == 1)
@@ -32,7 +37,11 @@ struct SecurityCredentialConfinementTests {
     // host, port or scheme (CVE-2022-27776, CVE-2018-1000007); this pins that behaviour.
     @Test func aCrossOriginRedirectToATrustedHostCarriesNoCredentials() async throws {
         let env = try await TestServers.shared()
-        let session = try SecuritySupport.session(env, trust: try trustBoth(env), credentials: (Self.token, Self.cookie))
+        let session = try SecuritySupport.session(
+            env,
+            trust: try trustBoth(env),
+            credentials: (Self.token, Self.cookie)
+        )
         let response = try await session.send(HTTPRequest(method: .get, path: "/redirect/cross-origin"))
         #expect(response.status == .ok)
         #expect(response.metrics?.redirectCount == 1)
@@ -48,7 +57,11 @@ struct SecurityCredentialConfinementTests {
     // stops such a redirect when it leaves the origin.
     @Test func aCrossOriginRedirectThatWouldResendTheBodyIsRefused() async throws {
         let env = try await TestServers.shared()
-        let session = try SecuritySupport.session(env, trust: try trustBoth(env), credentials: (Self.token, Self.cookie))
+        let session = try SecuritySupport.session(
+            env,
+            trust: try trustBoth(env),
+            credentials: (Self.token, Self.cookie)
+        )
         let body = Data("card=4111111111111111".utf8)
         let error = await #expect(throws: CourierError.kind(.crossOriginRedirect)) {
             try await session.send(HTTPRequest(method: .post, path: "/redirect/cross-origin-307"), body: .data(body))
@@ -98,7 +111,11 @@ struct SecurityCredentialConfinementTests {
 
     @Test func aRedirectFromHTTPSToHTTPIsRefused() async throws {
         let env = try await TestServers.shared()
-        let session = try SecuritySupport.session(env, trust: try trustBoth(env), credentials: (Self.token, Self.cookie))
+        let session = try SecuritySupport.session(
+            env,
+            trust: try trustBoth(env),
+            credentials: (Self.token, Self.cookie)
+        )
         await #expect(throws: CourierError.kind(.insecureRedirect)) {
             try await session.send(HTTPRequest(method: .get, path: "/redirect/to-http"))
         }
@@ -115,7 +132,9 @@ struct SecurityCredentialConfinementTests {
         let port = env.nginxAttacker.port!
         let marker = SecuritySupport.uniquePath()
         let error = await #expect(throws: CourierError.kind(.untrustedHost)) {
-            try await session.send(HTTPRequest(method: .get, scheme: "https", authority: "localhost:\(port)", path: marker))
+            try await session.send(
+                HTTPRequest(method: .get, scheme: "https", authority: "localhost:\(port)", path: marker)
+            )
         }
         #expect(error?.host == "localhost:\(port)")
         #expect(error?.message.contains("localhost:\(port)") == true)
@@ -140,7 +159,12 @@ struct SecurityCredentialConfinementTests {
         let transport = try #require(session.transport as? CurlTransport)
         await #expect(throws: CourierError.self) {
             try await transport.execute(
-                HTTPRequest(method: .get, scheme: "http", authority: env.nginxHTTP.host! + ":\(env.nginxHTTP.port!)", path: marker),
+                HTTPRequest(
+                    method: .get,
+                    scheme: "http",
+                    authority: env.nginxHTTP.host! + ":\(env.nginxHTTP.port!)",
+                    path: marker
+                ),
                 body: nil,
                 options: TransferOptions(),
                 control: TransferControl()
@@ -160,7 +184,12 @@ struct SecurityCredentialConfinementTests {
         let marker = SecuritySupport.uniquePath()
         let error = await #expect(throws: CourierError.kind(.untrustedHost)) {
             try await transport.execute(
-                HTTPRequest(method: .get, scheme: "https", authority: "localhost:\(env.nginxHTTPS.port!)", path: marker),
+                HTTPRequest(
+                    method: .get,
+                    scheme: "https",
+                    authority: "localhost:\(env.nginxHTTPS.port!)",
+                    path: marker
+                ),
                 body: nil,
                 options: TransferOptions(),
                 control: TransferControl()
@@ -192,7 +221,9 @@ struct SecurityCredentialConfinementTests {
                 baseURL: env.nginxHTTPS,
                 defaultHeaderFields: [.authorization: "Bearer default"]
             ),
-            transport: CurlTransport(configuration: .init(proxy: .none, trustedCertificateBundlePath: env.caBundle, security: security))
+            transport: CurlTransport(
+                configuration: .init(proxy: .none, trustedCertificateBundlePath: env.caBundle, security: security)
+            )
         )
         await #expect(throws: CourierError.kind(.reservedHeader)) {
             try await defaults.send(HTTPRequest(method: .get, path: "/bytes/0"))
@@ -217,11 +248,16 @@ struct SecurityCredentialConfinementTests {
         let security = try SecurityConfiguration.secured(trust: [policy])
         let (mock, calls) = securedMock(security)
         #expect(mock.security == security)
-        let session = Session(configuration: .init(baseURL: URL(string: "https://api.example.com/v1")!), transport: mock)
+        let session = Session(
+            configuration: .init(baseURL: URL(string: "https://api.example.com/v1")!),
+            transport: mock
+        )
 
         // Plain HTTP, as an absolute request or an absolute resource path.
         let http = await #expect(throws: CourierError.kind(.insecureScheme)) {
-            try await session.send(HTTPRequest(method: .get, scheme: "http", authority: "api.example.com", path: "/users"))
+            try await session.send(
+                HTTPRequest(method: .get, scheme: "http", authority: "api.example.com", path: "/users")
+            )
         }
         #expect(http?.host == "api.example.com")
         await #expect(throws: CourierError.kind(.insecureScheme)) {
@@ -229,7 +265,9 @@ struct SecurityCredentialConfinementTests {
         }
         // A host without a policy.
         let untrusted = await #expect(throws: CourierError.kind(.untrustedHost)) {
-            try await session.send(HTTPRequest(method: .get, scheme: "https", authority: "evil.example.com", path: "/users"))
+            try await session.send(
+                HTTPRequest(method: .get, scheme: "https", authority: "evil.example.com", path: "/users")
+            )
         }
         #expect(untrusted?.host == "evil.example.com")
         await #expect(throws: CourierError.kind(.untrustedHost)) {
@@ -237,7 +275,9 @@ struct SecurityCredentialConfinementTests {
         }
         // User information in the authority.
         await #expect(throws: CourierError.kind(.invalidURL)) {
-            try await session.send(HTTPRequest(method: .get, scheme: "https", authority: "user:pw@api.example.com", path: "/users"))
+            try await session.send(
+                HTTPRequest(method: .get, scheme: "https", authority: "user:pw@api.example.com", path: "/users")
+            )
         }
         // A caller-set Authorization, on the request or as a default field.
         var withAuthorization = HTTPRequest(method: .get, path: "/users")
@@ -268,9 +308,16 @@ struct SecurityCredentialConfinementTests {
         // mock the same session configuration sends plain HTTP and untrusted hosts.
         let (mock, calls) = securedMock(.unpinned)
         #expect(mock.security == .unpinned)
-        let session = Session(configuration: .init(baseURL: URL(string: "https://api.example.com/v1")!), transport: mock)
-        _ = try await session.send(HTTPRequest(method: .get, scheme: "http", authority: "api.example.com", path: "/users"))
-        _ = try await session.send(HTTPRequest(method: .get, scheme: "https", authority: "evil.example.com", path: "/users"))
+        let session = Session(
+            configuration: .init(baseURL: URL(string: "https://api.example.com/v1")!),
+            transport: mock
+        )
+        _ = try await session.send(
+            HTTPRequest(method: .get, scheme: "http", authority: "api.example.com", path: "/users")
+        )
+        _ = try await session.send(
+            HTTPRequest(method: .get, scheme: "https", authority: "evil.example.com", path: "/users")
+        )
         #expect(calls.withLock { $0 } == 2)
         // But nothing may attach a credential there.
         let credentials = TestCredentialMiddleware(security: mock.security, token: "t", cookie: "c")
@@ -302,7 +349,12 @@ struct SecurityCredentialConfinementTests {
 
         // A custom transport that says nothing about trust is unpinned.
         struct Silent: Transport {
-            func execute(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions, control: TransferControl)
+            func execute(
+                _ request: HTTPRequest,
+                body: RequestBody?,
+                options: TransferOptions,
+                control: TransferControl
+            )
                 async throws -> Response
             {
                 Response(head: HTTPResponse(status: .ok), body: Response.Body(Data()))
@@ -334,7 +386,9 @@ struct SecurityCredentialConfinementTests {
         await plainCurl.shutdown()
         var unpinnedConfiguration = configuration
         unpinnedConfiguration.transport = .init(proxy: .none)
-        #expect(throws: CourierError.kind(.invalidConfiguration)) { try ResourceAccess(configuration: unpinnedConfiguration) }
+        #expect(throws: CourierError.kind(.invalidConfiguration)) {
+            try ResourceAccess(configuration: unpinnedConfiguration)
+        }
 
         // A secured transport that does not trust the resource gateway is refused too.
         let elsewhere = try SecurityConfiguration.secured(trust: [
@@ -372,7 +426,9 @@ struct SecurityCredentialConfinementTests {
         #expect(!mayAttach(security, HTTPRequest(method: .get, path: "/relative")))
         #expect(!mayAttach(.unpinned, request("https", "api.example.com")))
 
-        #expect(throws: CourierError.kind(.insecureScheme)) { try security.checkCredentialTarget(request("http", "api.example.com")) }
+        #expect(throws: CourierError.kind(.insecureScheme)) {
+            try security.checkCredentialTarget(request("http", "api.example.com"))
+        }
         let evil = #expect(throws: CourierError.kind(.untrustedHost)) {
             try security.checkCredentialTarget(request("https", "evil.example.com"))
         }

@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// Debugger detection: a tiny executable of the package (CourierSecurityProbe) sends one
 /// secured request with detection on, once directly and once under a tracer.
@@ -10,13 +11,16 @@ struct SecurityDebuggerDetectionTests {
     /// The probe, built next to the test bundle (the test target depends on it).
     private func probePath() throws -> String {
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("CourierSecurityProbe").path
+        let path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(
+            "CourierSecurityProbe"
+        ).path
         try #require(FileManager.default.isExecutableFile(atPath: path), "build the package first: \(path) is missing")
         return path
     }
 
     private func tracer() throws -> String {
-        for candidate in ["/usr/bin/strace", "/bin/strace"] where FileManager.default.isExecutableFile(atPath: candidate) {
+        for candidate in ["/usr/bin/strace", "/bin/strace"]
+        where FileManager.default.isExecutableFile(atPath: candidate) {
             return candidate
         }
         try #require(Bool(false), "strace is missing: run scripts/bootstrap.sh")
@@ -41,7 +45,10 @@ struct SecurityDebuggerDetectionTests {
         let tracedMarker = SecuritySupport.uniquePath("/bytes/0")
         let traced = try SecuritySupport.run(
             strace,
-            ["-f", "-qq", "-o", "/dev/null", probe, env.nginxHTTPS.absoluteString + tracedMarker, "sha256//" + env.rootPin, env.caBundle],
+            [
+                "-f", "-qq", "-o", "/dev/null", probe, env.nginxHTTPS.absoluteString + tracedMarker,
+                "sha256//" + env.rootPin, env.caBundle,
+            ],
             allowFailure: true
         )
         #expect(traced.status == 3, "\(traced.output)")

@@ -1,14 +1,17 @@
-@testable import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
 
+@testable import Courier
+
 /// CR, LF and NUL never reach the wire: not in the path, the authority or a header.
 @Suite(.timeLimit(.minutes(1)))
 struct SecurityHeaderInjectionTests {
     private func mockSession(security: SecurityConfiguration = .unpinned) -> (Session, MockTransport) {
-        let mock = MockTransport(security: security) { _, _ in Response(head: HTTPResponse(status: .ok), body: Response.Body(Data())) }
+        let mock = MockTransport(security: security) { _, _ in
+            Response(head: HTTPResponse(status: .ok), body: Response.Body(Data()))
+        }
         let session = Session(configuration: .init(baseURL: URL(string: "https://api.example.com")!), transport: mock)
         return (session, mock)
     }
@@ -36,7 +39,9 @@ struct SecurityHeaderInjectionTests {
     func controlCharactersInResourceRequestHeadersNeverReachTheTransport(_ bad: String) async throws {
         let (session, mock) = mockSession()
         let name = try #require(HTTPField.Name("X-Note"))
-        for field in [HTTPField(name: name, value: "a\(bad)b"), HTTPField(name: name, lenientValue: Array("a\(bad)b".utf8))] {
+        for field in [
+            HTTPField(name: name, value: "a\(bad)b"), HTTPField(name: name, lenientValue: Array("a\(bad)b".utf8)),
+        ] {
             _ = try await session.send(ResourceRequest(path: "/a", headerFields: HTTPFields([field])))
             let sent = try #require(mock.requests.last?.request)
             #expect(sent.headerFields[name]?.hasPrefix("a") == true)

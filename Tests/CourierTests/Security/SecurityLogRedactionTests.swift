@@ -1,8 +1,9 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Logging
 import Testing
+
+@testable import Courier
 
 /// No token, secret, password, Authorization or cookie in any line Courier logs, across an
 /// OAuth2 flow against the real authorization server and gateway, token-endpoint traffic
@@ -23,7 +24,14 @@ struct SecurityLogRedactionTests {
         return .data(Data(text.utf8))
     }
 
-    private func post(_ session: Session, _ url: URL, _ path: String, authorization: String? = nil, body: RequestBody, logger: Logger)
+    private func post(
+        _ session: Session,
+        _ url: URL,
+        _ path: String,
+        authorization: String? = nil,
+        body: RequestBody,
+        logger: Logger
+    )
         async throws -> Response
     {
         var request = HTTPRequest(method: .post, scheme: url.scheme, authority: "\(url.host!):\(url.port!)", path: path)
@@ -51,8 +59,14 @@ struct SecurityLogRedactionTests {
         let basic = "Basic " + Data("courier-user:\(clientSecret)".utf8).base64EncodedString()
         // 1. Password grant, client_secret_basic.
         let first = try await post(
-            session, oauth, "/oauth/token", authorization: basic,
-            body: form([("grant_type", "password"), ("username", "alice"), ("password", password), ("scope", "read write profile")]),
+            session,
+            oauth,
+            "/oauth/token",
+            authorization: basic,
+            body: form([
+                ("grant_type", "password"), ("username", "alice"), ("password", password),
+                ("scope", "read write profile"),
+            ]),
             logger: logger
         )
         #expect(first.status == .ok)
@@ -60,22 +74,34 @@ struct SecurityLogRedactionTests {
         let refresh = try #require(tokens.refresh_token)
 
         // 2. The resource, with the bearer token and a cookie.
-        var resource = HTTPRequest(method: .get, scheme: "http", authority: "\(gateway.host!):\(gateway.port!)", path: "/api/user/profile")
+        var resource = HTTPRequest(
+            method: .get,
+            scheme: "http",
+            authority: "\(gateway.host!):\(gateway.port!)",
+            path: "/api/user/profile"
+        )
         resource.headerFields[.authorization] = "Bearer \(tokens.access_token)"
         resource.headerFields[.cookie] = "session=cookie-\(tokens.access_token.prefix(8))"
         #expect(try await session.send(resource, logger: logger).status == .ok)
 
         // 3. The token in a query, as some gateways want it.
         let query = HTTPRequest(
-            method: .get, scheme: "http", authority: "\(gateway.host!):\(gateway.port!)",
+            method: .get,
+            scheme: "http",
+            authority: "\(gateway.host!):\(gateway.port!)",
             path: "/api/headers?access_token=\(tokens.access_token)&client_secret=\(clientSecret)&page=2"
         )
         #expect(try await session.send(query, logger: logger).status == .ok)
 
         // 4. Refresh, client_secret_post; rotation returns a new refresh token.
         let second = try await post(
-            session, oauth, "/oauth/token",
-            body: form([("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", "courier-user"), ("client_secret", clientSecret)]),
+            session,
+            oauth,
+            "/oauth/token",
+            body: form([
+                ("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", "courier-user"),
+                ("client_secret", clientSecret),
+            ]),
             logger: logger
         )
         #expect(second.status == .ok)
@@ -83,7 +109,10 @@ struct SecurityLogRedactionTests {
 
         // 5. The rotated-out refresh token: an OAuth2 error, logged.
         let reuse = try await post(
-            session, oauth, "/oauth/token", authorization: basic,
+            session,
+            oauth,
+            "/oauth/token",
+            authorization: basic,
             body: form([("grant_type", "refresh_token"), ("refresh_token", refresh)]),
             logger: logger
         )
@@ -91,7 +120,10 @@ struct SecurityLogRedactionTests {
 
         // 6. Revocation.
         let revoke = try await post(
-            session, oauth, "/oauth/revoke", authorization: basic,
+            session,
+            oauth,
+            "/oauth/revoke",
+            authorization: basic,
             body: form([("token", rotated.refresh_token ?? ""), ("token_type_hint", "refresh_token")]),
             logger: logger
         )
@@ -127,10 +159,17 @@ struct SecurityLogRedactionTests {
     @Test func securityTypesNeverDescribeASecret() throws {
         let secret = "key-password-\(UUID().uuidString)"
         let identity = ClientCertificate(certificateFile: "/c.pem", privateKeyFile: "/k.pem", password: secret)
-        let policy = try TrustPolicy(host: "api.example.com", pins: [SecuritySupport.unrelatedPin], clientCertificate: identity)
+        let policy = try TrustPolicy(
+            host: "api.example.com",
+            pins: [SecuritySupport.unrelatedPin],
+            clientCertificate: identity
+        )
         var dumped = ""
         dump(policy, to: &dumped)
-        for text in [String(describing: identity), String(reflecting: identity), String(describing: policy), String(reflecting: policy), dumped] {
+        for text in [
+            String(describing: identity), String(reflecting: identity), String(describing: policy),
+            String(reflecting: policy), dumped,
+        ] {
             #expect(!text.contains(secret), "\(text)")
         }
     }

@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// SPKI pins matched against the verified chain (leaf, intermediate, root), pinned CA
 /// bundles, and the attacker whose chain verifies but whose keys are not pinned.
@@ -35,7 +36,10 @@ struct SecurityPinningTests {
         let session = try SecuritySupport.session(
             env,
             trust: [
-                try TrustPolicy(host: "127.0.0.1", pins: [SecuritySupport.unrelatedPin, try SecuritySupport.pin(env.leafPin)])
+                try TrustPolicy(
+                    host: "127.0.0.1",
+                    pins: [SecuritySupport.unrelatedPin, try SecuritySupport.pin(env.leafPin)]
+                )
             ]
         )
         let response = try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))
@@ -138,7 +142,9 @@ struct SecurityPinningTests {
             try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))
         }
         for _ in 0..<2 {
-            let trusted = try await session.send(HTTPRequest(method: .get, scheme: "https", authority: "localhost:\(port)", path: "/bytes/0"))
+            let trusted = try await session.send(
+                HTTPRequest(method: .get, scheme: "https", authority: "localhost:\(port)", path: "/bytes/0")
+            )
             #expect(trusted.status == .ok)
             await #expect(throws: CourierError.kind(.tlsFailure)) {
                 try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))

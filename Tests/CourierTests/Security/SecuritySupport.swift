@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// Secured sessions against the suite's nginx blocks, and what the security tests share.
 enum SecuritySupport {
@@ -26,7 +27,9 @@ enum SecuritySupport {
         let security = try SecurityConfiguration.secured(trust: trust, minimumTLSVersion: minimumTLSVersion)
         var middlewares = middlewares
         if let credentials {
-            middlewares.append(TestCredentialMiddleware(security: security, token: credentials.token, cookie: credentials.cookie))
+            middlewares.append(
+                TestCredentialMiddleware(security: security, token: credentials.token, cookie: credentials.cookie)
+            )
         }
         let bundle: String? = caBundle ?? env.caBundle
         let transport = CurlTransport(
@@ -61,7 +64,8 @@ enum SecuritySupport {
     static func bundleWithAttackerRoot(_ env: TestEnvironment) throws -> String {
         let path = FileManager.default.temporaryDirectory
             .appendingPathComponent("courier-security-both-roots-\(UUID().uuidString.prefix(8)).pem").path
-        let both = try String(contentsOfFile: env.caBundle, encoding: .utf8) + "\n"
+        let both =
+            try String(contentsOfFile: env.caBundle, encoding: .utf8) + "\n"
             + (try String(contentsOfFile: env.attackerCA, encoding: .utf8))
         try both.write(toFile: path, atomically: true, encoding: .utf8)
         return path
@@ -73,7 +77,11 @@ enum SecuritySupport {
     }
 
     /// The access-log entries of `server` whose URI contains `marker`.
-    static func logEntries(_ env: TestEnvironment, _ server: NginxServer, containing marker: String) throws -> [AccessLogEntry] {
+    static func logEntries(
+        _ env: TestEnvironment,
+        _ server: NginxServer,
+        containing marker: String
+    ) throws -> [AccessLogEntry] {
         try env.accessLog(server).filter { $0.uri.contains(marker) }
     }
 
@@ -95,7 +103,10 @@ enum SecuritySupport {
     /// has one worker, so an earlier request would be logged by then.
     static func expectNeverReached(_ env: TestEnvironment, _ server: NginxServer, marker: String) async throws {
         let controlMarker = uniquePath("/bytes/0")
-        try run("/usr/bin/curl", ["-sk", "-o", "/dev/null", "--noproxy", "*", env.url(server).absoluteString + controlMarker])
+        try run(
+            "/usr/bin/curl",
+            ["-sk", "-o", "/dev/null", "--noproxy", "*", env.url(server).absoluteString + controlMarker]
+        )
         try await waitForLogEntry(env, server, containing: controlMarker)
         #expect(try logEntries(env, server, containing: marker).isEmpty, "\(server) saw \(marker)")
     }
@@ -103,7 +114,11 @@ enum SecuritySupport {
     /// Runs a program to its end and returns its exit status and its standard output and
     /// error together; throws when it exits non-zero unless `allowFailure`.
     @discardableResult
-    static func run(_ executable: String, _ arguments: [String], allowFailure: Bool = false) throws -> (status: Int32, output: String) {
+    static func run(
+        _ executable: String,
+        _ arguments: [String],
+        allowFailure: Bool = false
+    ) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -116,7 +131,10 @@ enum SecuritySupport {
         process.waitUntilExit()
         let output = String(decoding: data, as: UTF8.self)
         if process.terminationStatus != 0 && !allowFailure {
-            throw TestServersError(message: "\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(output)")
+            throw TestServersError(
+                message:
+                    "\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(output)"
+            )
         }
         return (process.terminationStatus, output)
     }

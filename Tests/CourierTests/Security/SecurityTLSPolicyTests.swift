@@ -1,7 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Testing
+
+@testable import Courier
 
 /// TLS versions, certificate validity, host names and client certificates on secured sessions.
 @Suite(.timeLimit(.minutes(2)))
@@ -40,7 +41,12 @@ struct SecurityTLSPolicyTests {
         let session = try SecuritySupport.session(
             env,
             .expired,
-            trust: [try TrustPolicy(host: "127.0.0.1", pins: [try SecuritySupport.pin(env.spkiPins["expired", default: ""])])]
+            trust: [
+                try TrustPolicy(
+                    host: "127.0.0.1",
+                    pins: [try SecuritySupport.pin(env.spkiPins["expired", default: ""])]
+                )
+            ]
         )
         let marker = SecuritySupport.uniquePath()
         let error = await #expect(throws: CourierError.kind(.tlsFailure)) {
@@ -107,7 +113,9 @@ struct SecurityTLSPolicyTests {
         #expect(try SecuritySupport.logEntries(env, .mtls, containing: withoutMarker).first?.sslClientVerify == "NONE")
         #expect(try SecuritySupport.logEntries(env, .mtls, containing: withMarker).first?.sslClientVerify == "SUCCESS")
         #expect(
-            try SecuritySupport.logEntries(env, .mtls, containing: wrongMarker).first?.sslClientVerify.hasPrefix("FAILED")
+            try SecuritySupport.logEntries(env, .mtls, containing: wrongMarker).first?.sslClientVerify.hasPrefix(
+                "FAILED"
+            )
                 == true
         )
     }
@@ -128,7 +136,9 @@ struct SecurityTLSPolicyTests {
         let marker = SecuritySupport.uniquePath("/bytes/0")
         #expect(try await session.send(HTTPRequest(method: .get, path: marker)).status == .badRequest)
         let port = env.nginxMTLS.port!
-        let other = try await session.send(HTTPRequest(method: .get, scheme: "https", authority: "localhost:\(port)", path: "/bytes/0"))
+        let other = try await session.send(
+            HTTPRequest(method: .get, scheme: "https", authority: "localhost:\(port)", path: "/bytes/0")
+        )
         #expect(other.status == .ok)
         await SecuritySupport.close(session)
         try await SecuritySupport.waitForLogEntry(env, .mtls, containing: marker)
@@ -137,14 +147,19 @@ struct SecurityTLSPolicyTests {
 
     @Test func decryptsAnEncryptedClientKeyWithItsPassword() async throws {
         let env = try await TestServers.shared()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-security-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-security-\(UUID().uuidString)"
+        )
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let encryptedKey = directory.appendingPathComponent("client-key.pem").path
         let password = "correct horse \(UUID().uuidString)"
-        try SecuritySupport.run("/usr/bin/openssl", [
-            "pkey", "-in", env.clientKey, "-aes256", "-passout", "pass:\(password)", "-out", encryptedKey,
-        ])
+        try SecuritySupport.run(
+            "/usr/bin/openssl",
+            [
+                "pkey", "-in", env.clientKey, "-aes256", "-passout", "pass:\(password)", "-out", encryptedKey,
+            ]
+        )
         let pins = [try SecuritySupport.pin(env.rootPin)]
 
         let wrongPassword = ClientCertificate(
@@ -153,7 +168,9 @@ struct SecurityTLSPolicyTests {
             password: "wrong"
         )
         let error = #expect(throws: CourierError.kind(.invalidConfiguration)) {
-            try SecurityConfiguration.secured(trust: [try TrustPolicy(host: "127.0.0.1", pins: pins, clientCertificate: wrongPassword)])
+            try SecurityConfiguration.secured(trust: [
+                try TrustPolicy(host: "127.0.0.1", pins: pins, clientCertificate: wrongPassword)
+            ])
         }
         #expect(error?.message.contains("wrong") == false)
         #expect(error?.message.contains(password) == false)
@@ -168,12 +185,19 @@ struct SecurityTLSPolicyTests {
                 try TrustPolicy(
                     host: "127.0.0.1",
                     pins: pins,
-                    clientCertificate: ClientCertificate(certificateFile: env.clientCertificate, privateKeyFile: encryptedKey)
+                    clientCertificate: ClientCertificate(
+                        certificateFile: env.clientCertificate,
+                        privateKeyFile: encryptedKey
+                    )
                 )
             ])
         }
 
-        let identity = ClientCertificate(certificateFile: env.clientCertificate, privateKeyFile: encryptedKey, password: password)
+        let identity = ClientCertificate(
+            certificateFile: env.clientCertificate,
+            privateKeyFile: encryptedKey,
+            password: password
+        )
         let session = try SecuritySupport.session(
             env,
             .mtls,

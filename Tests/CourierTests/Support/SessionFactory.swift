@@ -1,8 +1,8 @@
-@testable import Courier
 import Foundation
 import HTTPTypes
 import Logging
 
+@testable import Courier
 
 /// Sessions wired to the suite's servers.
 enum SessionFactory {
@@ -22,7 +22,8 @@ enum SessionFactory {
     }
 
     /// A session whose base URL is httpbin itself.
-    static func httpbin(_ env: TestEnvironment, configure: (inout Session.Configuration) -> Void = { _ in }) -> Session {
+    static func httpbin(_ env: TestEnvironment, configure: (inout Session.Configuration) -> Void = { _ in }) -> Session
+    {
         var configuration = Session.Configuration(baseURL: env.httpbin)
         configure(&configuration)
         return Session(configuration: configuration, transport: CurlTransport(configuration: .init(proxy: .none)))

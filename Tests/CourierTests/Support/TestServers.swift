@@ -246,7 +246,7 @@ struct TestEnvironment: Sendable {
     /// proxy credentials from there).
     var authenticatingProxyWithCredentials: URL? {
         guard let proxy = authenticatingProxy, let user = proxyUsername, let password = proxyPassword,
-              var components = URLComponents(url: proxy, resolvingAgainstBaseURL: false)
+            var components = URLComponents(url: proxy, resolvingAgainstBaseURL: false)
         else { return nil }
         components.user = user
         components.password = password
@@ -323,12 +323,14 @@ private actor ServerSupervisor {
         }
 
         let dir = FileManager.default.temporaryDirectory
-            .appendingPathComponent("courier-tests-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))")
+            .appendingPathComponent(
+                "courier-tests-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
+            )
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let readyPath = dir.appendingPathComponent("ready.json").path
         let logPath = dir.appendingPathComponent("serve.log").path
         guard FileManager.default.createFile(atPath: logPath, contents: nil),
-              let log = FileHandle(forWritingAtPath: logPath)
+            let log = FileHandle(forWritingAtPath: logPath)
         else { throw TestServersError(message: "cannot create \(logPath)") }
 
         let pipe = Pipe()
@@ -364,21 +366,25 @@ private actor ServerSupervisor {
             }
             if !process.isRunning {
                 let output = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-                throw TestServersError(message: """
-                    test servers failed to start (serve.py exit status \(process.terminationStatus)); \
-                    if something is missing, \(hint).
-                    --- \(logPath) ---
-                    \(output.suffix(4000))
-                    """)
+                throw TestServersError(
+                    message: """
+                        test servers failed to start (serve.py exit status \(process.terminationStatus)); \
+                        if something is missing, \(hint).
+                        --- \(logPath) ---
+                        \(output.suffix(4000))
+                        """
+                )
             }
             if Date() > deadline {
                 process.terminate()
                 let output = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-                throw TestServersError(message: """
-                    test servers not ready after \(Int(timeout)) s.
-                    --- \(logPath) ---
-                    \(output.suffix(4000))
-                    """)
+                throw TestServersError(
+                    message: """
+                        test servers not ready after \(Int(timeout)) s.
+                        --- \(logPath) ---
+                        \(output.suffix(4000))
+                        """
+                )
             }
             try await Task.sleep(nanoseconds: 25_000_000)
         }

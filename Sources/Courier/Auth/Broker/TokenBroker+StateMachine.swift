@@ -154,7 +154,11 @@ extension TokenBroker {
         }
 
         /// A renewal or grant finished.
-        mutating func operationCompleted(_ id: OperationID, result: Result<OAuth2Token, any Error>, now: Date)
+        mutating func operationCompleted(
+            _ id: OperationID,
+            result: Result<OAuth2Token, any Error>,
+            now: Date
+        )
             -> CompletionAction
         {
             guard let finished = operation, finished.id == id else { return .discard }
@@ -206,7 +210,8 @@ extension TokenBroker {
             let windowStart = now.addingTimeInterval(-refreshLimit.window.authTimeInterval)
             renewalTimes.removeAll { $0 <= windowStart }
             guard renewalTimes.count >= refreshLimit.maximumRefreshes else { return nil }
-            return CourierError(kind: .excessiveRefresh,
+            return CourierError(
+                kind: .excessiveRefresh,
                 message: "the \(level) token was renewed \(renewalTimes.count) times within "
                     + "\(refreshLimit.window) and is still rejected; not renewing again",
                 level: level
@@ -219,7 +224,8 @@ extension TokenBroker {
             if let error = error as? CourierError {
                 authError = error
             } else {
-                authError = CourierError(kind: .tokenRefreshFailed,
+                authError = CourierError(
+                    kind: .tokenRefreshFailed,
                     message: "the \(level) grant strategy failed",
                     level: level,
                     underlying: error
@@ -235,7 +241,8 @@ extension TokenBroker {
                 version += 1
                 rejectedVersion = nil
                 if grantGone {
-                    authError = CourierError(kind: .userNotAuthenticated,
+                    authError = CourierError(
+                        kind: .userNotAuthenticated,
                         message:
                             "the \(level) refresh token was rejected (invalid_grant); the \(level) tokens were wiped",
                         level: level,

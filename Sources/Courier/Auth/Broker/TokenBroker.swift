@@ -334,13 +334,21 @@ actor TokenBroker {
     }
 
     /// Starts an operation in a task of its own, so that no caller's cancellation stops it.
-    private func launch(_ operation: StateMachine.Operation, current: OAuth2Token?, strategy: any GrantStrategy)
+    private func launch(
+        _ operation: StateMachine.Operation,
+        current: OAuth2Token?,
+        strategy: any GrantStrategy
+    )
         -> SharedTokenFuture
     {
         launchTask(operation, current: current, strategy: strategy).future
     }
 
-    private func launchTask(_ operation: StateMachine.Operation, current: OAuth2Token?, strategy: any GrantStrategy)
+    private func launchTask(
+        _ operation: StateMachine.Operation,
+        current: OAuth2Token?,
+        strategy: any GrantStrategy
+    )
         -> (future: SharedTokenFuture, task: Task<Void, Never>)
     {
         let future = SharedTokenFuture()
@@ -363,7 +371,11 @@ actor TokenBroker {
 
     /// Runs one operation to its end. Every `await` is followed by a fresh look at the
     /// state machine, which may have moved on (logout) meanwhile.
-    private func run(_ operation: StateMachine.Operation, current: OAuth2Token?, strategy: any GrantStrategy) async
+    private func run(
+        _ operation: StateMachine.Operation,
+        current: OAuth2Token?,
+        strategy: any GrantStrategy
+    ) async
         -> Result<BrokeredToken, any Error>
     {
         var current = current
@@ -482,7 +494,8 @@ actor TokenBroker {
     }
 
     private func abandonedError() -> CourierError {
-        CourierError(kind: .userNotAuthenticated,
+        CourierError(
+            kind: .userNotAuthenticated,
             message: "the \(level) tokens were wiped during the renewal",
             level: level
         )

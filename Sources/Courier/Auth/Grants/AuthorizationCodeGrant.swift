@@ -100,7 +100,8 @@ struct AuthorizationCodeGrant: GrantStrategy {
     /// Runs the browser step, checks the redirect and exchanges the code.
     func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
         guard let authorizationEndpoint = context.endpoint.server.authorizationEndpoint else {
-            throw CourierError(kind: .missingConfiguration,
+            throw CourierError(
+                kind: .missingConfiguration,
                 message: "the authorization server has no authorization endpoint",
                 level: context.level
             )
@@ -129,13 +130,19 @@ struct AuthorizationCodeGrant: GrantStrategy {
     ///
     /// The redirect must have the redirect URI's scheme, host and path (the port may differ
     /// only for a loopback redirect URI without one, RFC 8252 §7.3).
-    static func code(from redirect: URL, expectedRedirect: URL, state: String, level: AuthorizationLevel) throws
+    static func code(
+        from redirect: URL,
+        expectedRedirect: URL,
+        state: String,
+        level: AuthorizationLevel
+    ) throws
         -> String
     {
         guard let components = URLComponents(url: redirect, resolvingAgainstBaseURL: false),
             let expected = URLComponents(url: expectedRedirect, resolvingAgainstBaseURL: false)
         else {
-            throw CourierError(kind: .invalidAuthorizationResponse,
+            throw CourierError(
+                kind: .invalidAuthorizationResponse,
                 message: "the redirect URL cannot be parsed",
                 level: level
             )
@@ -146,7 +153,8 @@ struct AuthorizationCodeGrant: GrantStrategy {
             components.host?.lowercased() == expected.host?.lowercased(),
             components.path == expected.path, portMatches
         else {
-            throw CourierError(kind: .invalidAuthorizationResponse,
+            throw CourierError(
+                kind: .invalidAuthorizationResponse,
                 message: "the redirect does not go to the configured redirect URI",
                 level: level
             )
@@ -163,20 +171,23 @@ struct AuthorizationCodeGrant: GrantStrategy {
         if let error = OAuth2Error(queryItems: items) {
             // An error redirect with the wrong state may be forged; say so rather than trust it.
             guard returnedState == state else {
-                throw CourierError(kind: .invalidAuthorizationResponse,
+                throw CourierError(
+                    kind: .invalidAuthorizationResponse,
                     message: "an error redirect carried a state that does not match the request",
                     level: level,
                     oauthError: error
                 )
             }
-            throw CourierError(kind: .authorizationDenied,
+            throw CourierError(
+                kind: .authorizationDenied,
                 message: "the authorization server answered \(error.code)",
                 level: level,
                 oauthError: error
             )
         }
         guard returnedState == state else {
-            throw CourierError(kind: .invalidAuthorizationResponse,
+            throw CourierError(
+                kind: .invalidAuthorizationResponse,
                 message: returnedState == nil
                     ? "the redirect carries no state"
                     : "the redirect's state does not match the request (possible CSRF)",
@@ -184,7 +195,11 @@ struct AuthorizationCodeGrant: GrantStrategy {
             )
         }
         guard let code = items.first(where: { $0.name == "code" })?.value, !code.isEmpty else {
-            throw CourierError(kind: .invalidAuthorizationResponse, message: "the redirect carries no code", level: level)
+            throw CourierError(
+                kind: .invalidAuthorizationResponse,
+                message: "the redirect carries no code",
+                level: level
+            )
         }
         return code
     }

@@ -94,7 +94,8 @@ struct RefreshTokenGrant: GrantStrategy {
     /// Presents the current refresh token.
     func obtainToken(_ context: GrantContext) async throws -> OAuth2Token {
         guard let current = context.current, let refreshToken = current.refreshToken else {
-            throw CourierError(kind: .userNotAuthenticated,
+            throw CourierError(
+                kind: .userNotAuthenticated,
                 message: context.current == nil
                     ? "there is no \(context.level) token: authenticate first"
                     : "the \(context.level) token cannot be renewed: it has no refresh token",
@@ -133,7 +134,11 @@ struct ExtensionGrant: GrantStrategy {
     ///   - grantType: The `grant_type`.
     ///   - parameters: The grant's parameters.
     ///   - scope: The scope to ask for.
-    init(grantType: AuthorizationServer.GrantType, parameters: [(name: String, value: String)], scope: Set<Scope>? = nil) {
+    init(
+        grantType: AuthorizationServer.GrantType,
+        parameters: [(name: String, value: String)],
+        scope: Set<Scope>? = nil
+    ) {
         self.grantType = grantType
         self.parameters = parameters
         self.scope = scope

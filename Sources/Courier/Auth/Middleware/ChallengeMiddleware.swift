@@ -148,7 +148,8 @@ struct ChallengeMiddleware: Middleware {
                 continue
             }
             let path = request.path.map { String($0.prefix { $0 != "?" }) } ?? "/"
-            throw CourierError(kind: .challengeFailed,
+            throw CourierError(
+                kind: .challengeFailed,
                 message:
                     "the \(current.scheme) credentials for realm \"\(current.realm ?? "")\" at \(host) were rejected",
                 statusCode: 401,

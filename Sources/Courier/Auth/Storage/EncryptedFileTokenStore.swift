@@ -2,9 +2,9 @@ import Crypto
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Tokens in one file, encrypted and authenticated with AES-256-GCM.
@@ -108,10 +108,15 @@ public final class EncryptedFileTokenStore: TokenStore {
         } catch let error as CourierError {
             throw error
         } catch {
-            throw CourierError(kind: .tokenStoreKeyUnavailable, message: "the key provider failed: \(error)", path: path)
+            throw CourierError(
+                kind: .tokenStoreKeyUnavailable,
+                message: "the key provider failed: \(error)",
+                path: path
+            )
         }
         guard key.bitCount == 256 else {
-            throw CourierError(kind: .tokenStoreKeyUnavailable,
+            throw CourierError(
+                kind: .tokenStoreKeyUnavailable,
                 message: "the key has \(key.bitCount) bits; AES-256 needs 256",
                 path: path
             )
@@ -129,7 +134,11 @@ public final class EncryptedFileTokenStore: TokenStore {
             decoder.dateDecodingStrategy = .secondsSince1970
             return try decoder.decode(Document.self, from: plaintext)
         } catch {
-            throw CourierError(kind: .tokenStoreUnsupportedFormat, message: "the decrypted store does not decode", path: path)
+            throw CourierError(
+                kind: .tokenStoreUnsupportedFormat,
+                message: "the decrypted store does not decode",
+                path: path
+            )
         }
     }
 
@@ -141,7 +150,11 @@ public final class EncryptedFileTokenStore: TokenStore {
         do {
             plaintext = try encoder.encode(document)
         } catch {
-            throw CourierError(kind: .tokenStoreUnsupportedFormat, message: "the tokens do not encode: \(error)", path: path)
+            throw CourierError(
+                kind: .tokenStoreUnsupportedFormat,
+                message: "the tokens do not encode: \(error)",
+                path: path
+            )
         }
         try writeAtomically(try Self.seal(plaintext, key: key, path: path))
     }
@@ -165,7 +178,11 @@ public final class EncryptedFileTokenStore: TokenStore {
             let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(), authenticating: Data(header))
             return Data(header) + Data(box.nonce) + box.ciphertext + box.tag
         } catch {
-            throw CourierError(kind: .tokenStoreUnsupportedFormat, message: "AES-GCM sealing failed: \(error)", path: path)
+            throw CourierError(
+                kind: .tokenStoreUnsupportedFormat,
+                message: "AES-GCM sealing failed: \(error)",
+                path: path
+            )
         }
     }
 
@@ -174,24 +191,28 @@ public final class EncryptedFileTokenStore: TokenStore {
         guard bytes.count >= headerSize else {
             // A prefix of a header (or nothing): a write that was cut, or a cut file.
             if bytes.isEmpty || Array(magic.prefix(bytes.count)) == Array(bytes.prefix(magic.count)) {
-                throw CourierError(kind: .tokenStoreTruncated,
+                throw CourierError(
+                    kind: .tokenStoreTruncated,
                     message: "the file has \(bytes.count) bytes, less than a header",
                     path: path
                 )
             }
-            throw CourierError(kind: .tokenStoreUnsupportedFormat,
+            throw CourierError(
+                kind: .tokenStoreUnsupportedFormat,
                 message: "the file is not a Courier token store",
                 path: path
             )
         }
         guard Array(bytes[0..<4]) == magic else {
-            throw CourierError(kind: .tokenStoreUnsupportedFormat,
+            throw CourierError(
+                kind: .tokenStoreUnsupportedFormat,
                 message: "the file is not a Courier token store",
                 path: path
             )
         }
         guard bytes[4] == version else {
-            throw CourierError(kind: .tokenStoreUnsupportedFormat,
+            throw CourierError(
+                kind: .tokenStoreUnsupportedFormat,
                 message: "store format version \(bytes[4]) is not supported",
                 path: path
             )
@@ -199,13 +220,15 @@ public final class EncryptedFileTokenStore: TokenStore {
         let length = Int(bytes[13]) << 24 | Int(bytes[14]) << 16 | Int(bytes[15]) << 8 | Int(bytes[16])
         let expected = headerSize + nonceSize + length + tagSize
         guard bytes.count >= expected else {
-            throw CourierError(kind: .tokenStoreTruncated,
+            throw CourierError(
+                kind: .tokenStoreTruncated,
                 message: "the file has \(bytes.count) of \(expected) bytes",
                 path: path
             )
         }
         guard bytes.count == expected else {
-            throw CourierError(kind: .tokenStoreTampered,
+            throw CourierError(
+                kind: .tokenStoreTampered,
                 message: "the file has \(bytes.count - expected) bytes more than its header says",
                 path: path
             )
@@ -224,7 +247,8 @@ public final class EncryptedFileTokenStore: TokenStore {
             )
             return try AES.GCM.open(box, using: key, authenticating: Data(bytes[0..<headerSize]))
         } catch {
-            throw CourierError(kind: .tokenStoreTampered,
+            throw CourierError(
+                kind: .tokenStoreTampered,
                 message: "the store failed authentication: it was changed",
                 path: path
             )

@@ -2,9 +2,9 @@ public import Crypto
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Supplies the 256-bit key an ``EncryptedFileTokenStore`` encrypts with.
@@ -137,7 +137,8 @@ struct KeyFileProvider {
         let temporary = path + ".tmp-" + OAuth2Form.base64URL(OAuth2Form.randomBytes(6))
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw CourierError(kind: .tokenStoreKeyUnavailable,
+            throw CourierError(
+                kind: .tokenStoreKeyUnavailable,
                 message: "cannot create the key file: \(Self.errnoText())",
                 path: path
             )
@@ -148,14 +149,16 @@ struct KeyFileProvider {
         let synced = written == bytes.count && fsync(fd) == 0
         close(fd)
         guard synced else {
-            throw CourierError(kind: .tokenStoreKeyUnavailable,
+            throw CourierError(
+                kind: .tokenStoreKeyUnavailable,
                 message: "cannot write the key file: \(Self.errnoText())",
                 path: path
             )
         }
         if link(temporary, path) != 0 {
             guard errno == EEXIST, let data = FileManager.default.contents(atPath: path) else {
-                throw CourierError(kind: .tokenStoreKeyUnavailable,
+                throw CourierError(
+                    kind: .tokenStoreKeyUnavailable,
                     message: "cannot create the key file: \(Self.errnoText())",
                     path: path
                 )
@@ -169,7 +172,11 @@ struct KeyFileProvider {
 
     private static func validated(_ data: Data, path: String) throws -> SymmetricKey {
         guard data.count == 32 else {
-            throw CourierError(kind: .tokenStoreKeyUnavailable, message: "the key file must hold exactly 32 bytes", path: path)
+            throw CourierError(
+                kind: .tokenStoreKeyUnavailable,
+                message: "the key file must hold exactly 32 bytes",
+                path: path
+            )
         }
         return SymmetricKey(data: data)
     }

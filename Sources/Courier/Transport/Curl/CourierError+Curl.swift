@@ -51,6 +51,11 @@ extension CourierError {
         default:
             message = detail.isEmpty ? summary : "\(summary): \(detail)"
         }
-        self.init(kind: kind, message: message, curlCode: Int(code.rawValue), curlDetail: detail.isEmpty ? summary : detail)
+        self.init(
+            kind: kind,
+            message: message,
+            curlCode: Int(code.rawValue),
+            curlDetail: detail.isEmpty ? summary : detail
+        )
     }
 }

@@ -27,7 +27,12 @@ enum CurlCallbacks {
     static let progress: ccurl_xferinfo_callback = { userdata, downloadTotal, downloaded, uploadTotal, uploaded in
         guard let userdata else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-        transfer.progress(downloadTotal: downloadTotal, downloaded: downloaded, uploadTotal: uploadTotal, uploaded: uploaded)
+        transfer.progress(
+            downloadTotal: downloadTotal,
+            downloaded: downloaded,
+            uploadTotal: uploadTotal,
+            uploaded: uploaded
+        )
         return 0
     }
 }

@@ -291,7 +291,9 @@ final class CurlMultiLoop: @unchecked Sendable {
                 if deadline <= now {
                     transfer.isQueued = false
                     queuedCount.wrappingSubtract(1, ordering: .relaxed)
-                    transfer.fail(CourierError(kind: .timedOut, message: "the request timed out waiting for a connection"))
+                    transfer.fail(
+                        CourierError(kind: .timedOut, message: "the request timed out waiting for a connection")
+                    )
                     left += 1
                 } else {
                     earliest = min(earliest ?? deadline, deadline)

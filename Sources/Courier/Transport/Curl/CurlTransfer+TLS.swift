@@ -41,7 +41,8 @@ extension CurlTransfer {
     /// reports as `CURLE_PEER_FAILED_VERIFICATION` with that verify result. The host is the
     /// one of the connection that failed (after a redirect, the redirect's).
     func securityFailure(_ code: CURLcode) -> CourierError? {
-        guard code == CURLE_PEER_FAILED_VERIFICATION, let easy, let compiled = loop.configuration.security.compiled else {
+        guard code == CURLE_PEER_FAILED_VERIFICATION, let easy, let compiled = loop.configuration.security.compiled
+        else {
             return nil
         }
         var result = 0

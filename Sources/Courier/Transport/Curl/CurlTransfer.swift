@@ -61,7 +61,6 @@ final class CurlTransfer: @unchecked Sendable {
     private var lastDownload: Int64 = -1
     private var lastUpload: Int64 = -1
 
-
     private enum UploadSource {
         case memory(Data, offset: Int)
         case file(FileHandle)
@@ -132,7 +131,9 @@ final class CurlTransfer: @unchecked Sendable {
         let bufferSize = slots?.receiveBufferSize ?? CurlOriginSlots.defaultReceiveBufferSize
         // libcurl refuses a new size while the handle still holds its receive buffer (it keeps
         // it after HTTP/2 transfers); the handle then keeps the size it has.
-        if handle.receiveBufferSize != bufferSize, ccurl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, bufferSize) == CURLE_OK {
+        if handle.receiveBufferSize != bufferSize,
+            ccurl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, bufferSize) == CURLE_OK
+        {
             handle.receiveBufferSize = bufferSize
         }
         if let body {
@@ -163,7 +164,11 @@ final class CurlTransfer: @unchecked Sendable {
         try check(ccurl_easy_setopt_write_function(easy, CurlCallbacks.write), "write callback")
         try check(ccurl_easy_setopt_header_function(easy, CurlCallbacks.header), "header callback")
         try set(easy, CURLOPT_ACCEPT_ENCODING, "")
-        try set(easy, CURLOPT_HTTP_VERSION, transport.allowsHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1))
+        try set(
+            easy,
+            CURLOPT_HTTP_VERSION,
+            transport.allowsHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1)
+        )
         try set(easy, CURLOPT_PIPEWAIT, 1)
         try configureTLS(easy, transport: transport)  // decides itself whether TLS options apply
         if profile.maximumRedirects > 0 {
@@ -333,7 +338,9 @@ final class CurlTransfer: @unchecked Sendable {
         )
         self.stream = stream
         let head = HTTPResponse(status: .standard(code: statusCode), headerFields: fields)
-        continuation.resume(returning: Response(head: head, body: Response.Body(stream: .init(stream)), metrics: metrics()))
+        continuation.resume(
+            returning: Response(head: head, body: Response.Body(stream: .init(stream)), metrics: metrics())
+        )
         return true
     }
 
@@ -387,7 +394,10 @@ final class CurlTransfer: @unchecked Sendable {
         case .file(let handle):
             let count = read(handle.fileDescriptor, destination.baseAddress, destination.count)
             if count < 0 {
-                failure = CourierError(kind: .requestBodyFailed, message: "reading the request body file failed: errno \(errno)")
+                failure = CourierError(
+                    kind: .requestBodyFailed,
+                    message: "reading the request body file failed: errno \(errno)"
+                )
                 return Int(ccurl_readfunc_abort())
             }
             return count
@@ -410,14 +420,18 @@ final class CurlTransfer: @unchecked Sendable {
     func progress(downloadTotal: Int64, downloaded: Int64, uploadTotal: Int64, uploaded: Int64) {
         if uploaded != lastUpload, uploaded > 0 || uploadTotal > 0 {
             lastUpload = uploaded
-            control.reportUpload(NetworkTask.Progress(completedBytes: uploaded, expectedBytes: uploadTotal > 0 ? uploadTotal : nil))
+            control.reportUpload(
+                NetworkTask.Progress(completedBytes: uploaded, expectedBytes: uploadTotal > 0 ? uploadTotal : nil)
+            )
         }
         // Report downloads in steps of 64 KiB, and the last byte.
         if downloaded != lastDownload,
             downloaded - lastDownload >= 65_536 || (downloadTotal > 0 && downloaded == downloadTotal)
         {
             lastDownload = downloaded
-            control.reportDownload(NetworkTask.Progress(completedBytes: downloaded, expectedBytes: downloadTotal > 0 ? downloadTotal : nil))
+            control.reportDownload(
+                NetworkTask.Progress(completedBytes: downloaded, expectedBytes: downloadTotal > 0 ? downloadTotal : nil)
+            )
         }
     }
 
@@ -429,13 +443,19 @@ final class CurlTransfer: @unchecked Sendable {
                 fail(refusal)
                 return
             }
-            if failure == nil, let refused = securityFailure(code) {  // a pin mismatch or an untrusted host (CurlTransfer+TLS.swift)
+            // A pin mismatch or an untrusted host (CurlTransfer+TLS.swift).
+            if failure == nil, let refused = securityFailure(code) {
                 fail(refused)
                 return
             }
             fail(
                 failure ?? proxyFailure(code)
-                    ?? CourierError(curlCode: code, detail: handle?.errorText ?? "", https: isHTTPS, inHead: !headComplete)
+                    ?? CourierError(
+                        curlCode: code,
+                        detail: handle?.errorText ?? "",
+                        https: isHTTPS,
+                        inHead: !headComplete
+                    )
             )
             return
         }
@@ -456,7 +476,9 @@ final class CurlTransfer: @unchecked Sendable {
         var connectCode = 0
         _ = ccurl_easy_getinfo_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectCode)
         guard connectCode >= 300 else { return nil }
-        let reason = connectCode == 407 ? "the proxy requires authentication (407)" : "the proxy refused the tunnel with status \(connectCode)"
+        let reason =
+            connectCode == 407
+            ? "the proxy requires authentication (407)" : "the proxy refused the tunnel with status \(connectCode)"
         return CourierError(kind: .proxyFailure, message: reason, curlCode: Int(code.rawValue))
     }
 

@@ -49,9 +49,13 @@ struct ResponseBuffer {
         }
         if ResponseBufferPool.pooledCapacity(for: capacity) == capacity {
             let capacity = capacity
-            return Data(bytesNoCopy: base, count: count, deallocator: .custom { pointer, _ in
-                ResponseBufferPool.shared.give(pointer, capacity: capacity)
-            })
+            return Data(
+                bytesNoCopy: base,
+                count: count,
+                deallocator: .custom { pointer, _ in
+                    ResponseBufferPool.shared.give(pointer, capacity: capacity)
+                }
+            )
         }
         return Data(bytesNoCopy: base, count: count, deallocator: .free)
     }

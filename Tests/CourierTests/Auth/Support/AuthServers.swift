@@ -4,7 +4,7 @@ import HTTPTypes
 @testable import Courier
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 // The OAuth2 authorization server and the resource gateway of Tests/Servers/oauth, reached the
