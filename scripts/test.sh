@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Courier's test command (the README's, and CI's through .ci/run).
-# Installs what is missing, checks that the documentation samples are current, builds (the
-# samples included), runs the whole suite against the real servers the suite starts on
-# 127.0.0.1, runs the concurrency suites again under ThreadSanitizer, and builds the docs.
+# Installs what is missing, checks that the documentation samples are current and the code is
+# formatted, builds (the samples included), runs the whole suite against the real servers the
+# suite starts on 127.0.0.1, runs the concurrency suites again under ThreadSanitizer, builds
+# the docs, and checks the public API against its baseline.
 #
 #   scripts/test.sh              # everything
 #   COURIER_SKIP_TSAN=1 scripts/test.sh   # skip the ThreadSanitizer pass
@@ -24,8 +25,14 @@ else
   python3 scripts/extract-samples.py --check   # not a git checkout: compare with the file on disk
 fi
 
+echo "== format (swift-format, .swift-format)"
+scripts/format.sh --lint
+
 echo "== build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors
+
+echo "== release build (the optimizer sees what a debug build does not)"
+swift build -c release --product Courier -Xswiftc -warnings-as-errors
 
 echo "== tests"
 # Serial: the memory measurements (RSS while streaming 64 MiB) must not see other tests.
@@ -35,9 +42,12 @@ if [[ "${COURIER_SKIP_TSAN:-0}" != "1" ]]; then
   echo "== concurrency tests under ThreadSanitizer"
   swift build --build-tests --sanitize=thread --scratch-path .build-tsan
   TSAN_OPTIONS="halt_on_error=1" swift test --skip-build --sanitize=thread --scratch-path .build-tsan --no-parallel \
-    --filter 'NetworkTaskTests|OriginQueueTests|EasyHandleReuseTests|ReceiveBufferTests|StreamingTests|TransportIntegrationTests|MiddlewareTests|HTTP2Tests|SecurityPinningTests|AuthBroker|AuthClient|AuthTokenStore|Concurrency'
+    --filter 'SessionTests|ResponseHeadTests|NetworkTaskTests|OriginQueueTests|EasyHandleReuseTests|ReceiveBufferTests|StreamingTests|TransportIntegrationTests|MiddlewareTests|HTTP2Tests|SecurityPinningTests|AuthBroker|AuthClient|AuthTokenStore|Concurrency'
 fi
 echo "== documentation (broken symbol links fail)"
 scripts/build-docs.sh
+
+echo "== public API: no breaking change against the baseline"
+scripts/check-api.sh
 
 echo "== all tests passed"

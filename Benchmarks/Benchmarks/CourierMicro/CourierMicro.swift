@@ -34,14 +34,24 @@ import Synchronization
 struct NullTransport: Transport {
     let response = Response(head: HTTPResponse(status: .ok), body: Response.Body(Data(count: 1024)))
 
-    func execute(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions, control: TransferControl) async throws -> Response {
+    func execute(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        options: TransferOptions,
+        control: TransferControl
+    ) async throws -> Response {
         response
     }
 }
 
 /// A middleware that only calls `next`.
 struct NoOpMiddleware: Middleware {
-    func intercept(_ request: HTTPRequest, body: RequestBody?, context: MiddlewareContext, next: Next) async throws -> Response {
+    func intercept(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        context: MiddlewareContext,
+        next: Next
+    ) async throws -> Response {
         try await next(request, body, context)
     }
 }
@@ -82,7 +92,11 @@ final class GrantCounter: Sendable {
 
 /// Resource access on `transport` whose device grant counts its calls and answers, after
 /// `delay`, with a token valid for an hour; the token endpoint is never called.
-func makeResourceAccess(transport: MockTransport, counter: GrantCounter, delay: Duration? = nil) throws -> ResourceAccess {
+func makeResourceAccess(
+    transport: MockTransport,
+    counter: GrantCounter,
+    delay: Duration? = nil
+) throws -> ResourceAccess {
     var configuration = ResourceAccess.Configuration(
         resourceBaseURL: URL(string: "https://\(resourceHost)/v1")!,
         authorizationServer: AuthorizationServer(tokenEndpoint: URL(string: "https://\(authorizationHost)/token")!),
@@ -163,7 +177,10 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             let request = ResourceRequest(
-                path: "/v1/items", method: .get, parameters: parameters, headerFields: [requestSource: "benchmark"]
+                path: "/v1/items",
+                method: .get,
+                parameters: parameters,
+                headerFields: [requestSource: "benchmark"]
             )
             blackHole(try request.makeHTTPRequest())
         }
@@ -209,12 +226,21 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark(
         "ResourceAccess.anonymous.expired10000",
-        configuration: .init(metrics: [.wallClock, .mallocCountTotal], scalingFactor: .one, maxDuration: .seconds(5), maxIterations: 20)
+        configuration: .init(
+            metrics: [.wallClock, .mallocCountTotal],
+            scalingFactor: .one,
+            maxDuration: .seconds(5),
+            maxIterations: 20
+        )
     ) { benchmark in
         for _ in benchmark.scaledIterations {
             let counter = GrantCounter()
             // The grant takes 1 ms, so the callers pile up behind the one renewal.
-            let access = try makeResourceAccess(transport: try makeSecuredMock(), counter: counter, delay: .milliseconds(1))
+            let access = try makeResourceAccess(
+                transport: try makeSecuredMock(),
+                counter: counter,
+                delay: .milliseconds(1)
+            )
             let request = ResourceRequest(path: "/x")
             benchmark.startMeasurement()
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -226,7 +252,9 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.stopMeasurement()
             await access.shutdown()
             guard counter.calls == 1 else {
-                throw AuthBenchmarkError(description: "10,000 anonymous requests caused \(counter.calls) device grants, not 1")
+                throw AuthBenchmarkError(
+                    description: "10,000 anonymous requests caused \(counter.calls) device grants, not 1"
+                )
             }
         }
     }

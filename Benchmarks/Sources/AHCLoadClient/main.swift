@@ -29,7 +29,8 @@ await LoadRunner.run(client: "ahc", options: options) {
         let request = HTTPClientRequest(url: url)
         let response = try await client.execute(request, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: limit)
-        let version = response.version.major == 2 ? "HTTP/2" : "HTTP/\(response.version.major).\(response.version.minor)"
+        let version =
+            response.version.major == 2 ? "HTTP/2" : "HTTP/\(response.version.major).\(response.version.minor)"
         return RequestOutcome(bytes: body.readableBytes, status: Int(response.status.code), httpVersion: version)
     } catch {
         return RequestOutcome(bytes: 0, status: 0, error: "\(error)")

@@ -28,10 +28,18 @@ await LoadRunner.run(client: "courier", options: options, executor: executor) {
             let response = try await session.stream(request)
             var bytes = 0
             for try await chunk in response.body { bytes += chunk.count }
-            return RequestOutcome(bytes: bytes, status: response.status.code, httpVersion: response.metrics?.httpVersion.rawValue)
+            return RequestOutcome(
+                bytes: bytes,
+                status: response.status.code,
+                httpVersion: response.metrics?.httpVersion.rawValue
+            )
         }
         let response = try await session.send(request)
-        return RequestOutcome(bytes: response.data.count, status: response.status.code, httpVersion: response.metrics?.httpVersion.rawValue)
+        return RequestOutcome(
+            bytes: response.data.count,
+            status: response.status.code,
+            httpVersion: response.metrics?.httpVersion.rawValue
+        )
     } catch {
         return RequestOutcome(bytes: 0, status: 0, error: "\(error)")
     }

@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// What one request produced, as the client saw it.
 public struct RequestOutcome: Sendable {
@@ -49,7 +50,13 @@ public enum LoadRunner {
         let usageBefore = ResourceUsage.now()
         let result = await runner.phase(requests: options.requests, seconds: options.seconds, recordLatency: true)
         let usageAfter = ResourceUsage.now()
-        report(client: client, options: options, phase: result, cpu: usageAfter - usageBefore, maxRSSKiB: usageAfter.maxRSSKiB)
+        report(
+            client: client,
+            options: options,
+            phase: result,
+            cpu: usageAfter - usageBefore,
+            maxRSSKiB: usageAfter.maxRSSKiB
+        )
     }
 
     /// Prints the one-line JSON result the driver parses.

@@ -21,7 +21,12 @@ struct Client: Hashable {
         Client(name: "ahc", executable: "AHCLoadClient", mode: "send", largeBodiesOnly: false),
         Client(name: "urlsession", executable: "URLSessionLoadClient", mode: "send", largeBodiesOnly: false),
         Client(name: "curl", executable: "CurlFloorClient", mode: "send", largeBodiesOnly: false),
-        Client(name: "curl-courier-options", executable: "CurlFloorClient", mode: "courier-options", largeBodiesOnly: false),
+        Client(
+            name: "curl-courier-options",
+            executable: "CurlFloorClient",
+            mode: "courier-options",
+            largeBodiesOnly: false
+        ),
     ]
 }
 
@@ -119,7 +124,14 @@ final class ClientRunner {
     let scheduler: Scheduler
     private var sequence = 0
 
-    init(binDirectory: URL, workDirectory: URL, clientCPU: Int, caFile: String, urlSessionCAMount: Bool, scheduler: Scheduler) {
+    init(
+        binDirectory: URL,
+        workDirectory: URL,
+        clientCPU: Int,
+        caFile: String,
+        urlSessionCAMount: Bool,
+        scheduler: Scheduler
+    ) {
         self.scheduler = scheduler
         self.binDirectory = binDirectory
         self.workDirectory = workDirectory
@@ -128,7 +140,15 @@ final class ClientRunner {
         self.urlSessionCAMount = urlSessionCAMount
     }
 
-    func run(_ client: Client, url: String, https: Bool, concurrency: Int, connections: Int, expectBytes: Int, budget: Budget) -> RunResult {
+    func run(
+        _ client: Client,
+        url: String,
+        https: Bool,
+        concurrency: Int,
+        connections: Int,
+        expectBytes: Int,
+        budget: Budget
+    ) -> RunResult {
         sequence += 1
         let tag = "\(sequence)-\(client.name)-c\(concurrency)"
         let outURL = touch(workDirectory.appendingPathComponent("run-\(tag).out"))

@@ -9,7 +9,8 @@ import Glibc
 struct LoadHarness: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "LoadHarness",
-        abstract: "Courier's load benchmark: Courier, AsyncHTTPClient, URLSession and a C libcurl floor against one local nginx.",
+        abstract:
+            "Courier's load benchmark: Courier, AsyncHTTPClient, URLSession and a C libcurl floor against one local nginx.",
         subcommands: [Run.self, Serve.self],
         defaultSubcommand: Run.self
     )
@@ -29,13 +30,18 @@ struct Locations: ParsableArguments {
     @Option(help: "The CPU every client process is pinned to.")
     var clientCPU: Int = 1
 
-    @Option(help: "How nginx and the clients are scheduled against other work on the machine: fifo (SCHED_FIFO, default as root), nice (nice -20) or none.")
+    @Option(
+        help:
+            "How nginx and the clients are scheduled against other work on the machine: fifo (SCHED_FIFO, default as root), nice (nice -20) or none."
+    )
     var scheduler: String?
 
     var schedulerChoice: Scheduler {
         get throws {
             guard let scheduler else { return geteuid() == 0 ? .fifo : .none }
-            guard let choice = Scheduler(rawValue: scheduler) else { throw ValidationError("unknown scheduler \(scheduler)") }
+            guard let choice = Scheduler(rawValue: scheduler) else {
+                throw ValidationError("unknown scheduler \(scheduler)")
+            }
             return choice
         }
     }
@@ -77,7 +83,10 @@ struct Run: ParsableCommand {
     @Option(help: "Requests each measured 1 MiB run may send at most.")
     var largeRequests: Int?
 
-    @Option(help: "Clients, comma-separated: courier,courier-executor,courier-stream,ahc,urlsession,curl,curl-courier-options.")
+    @Option(
+        help:
+            "Clients, comma-separated: courier,courier-executor,courier-stream,ahc,urlsession,curl,curl-courier-options."
+    )
     var clients = "courier,courier-executor,courier-stream,ahc,urlsession,curl,curl-courier-options"
 
     @Option(help: "Protocols, comma-separated: h1 (HTTP/1.1 plain), h2 (HTTP/2 over TLS).")
@@ -115,7 +124,9 @@ struct Run: ParsableCommand {
         let chosen = Client.all.filter { selected.contains($0.name) }
         guard !chosen.isEmpty else { throw ValidationError("no known client in --clients") }
         let protos = try protocols.split(separator: ",").map { name -> Protocol in
-            guard let proto = Protocol(rawValue: String(name)) else { throw ValidationError("unknown protocol \(name)") }
+            guard let proto = Protocol(rawValue: String(name)) else {
+                throw ValidationError("unknown protocol \(name)")
+            }
             return proto
         }
         let bodySizes = try sizes.split(separator: ",").map { name -> BodySize in
@@ -130,8 +141,15 @@ struct Run: ParsableCommand {
         let warmupSeconds = full ? 1.0 : 0.5
 
         let work = try locations.makeWorkDirectory()
-        let server = try TestServer(directory: work, slowRate: locations.slowRate, serverCPU: locations.serverCPU, scheduler: try locations.schedulerChoice)
-        log("work directory \(work.path); starting nginx (CPU \(locations.serverCPU)) on \(server.http1Origin) and \(server.tlsOrigin)")
+        let server = try TestServer(
+            directory: work,
+            slowRate: locations.slowRate,
+            serverCPU: locations.serverCPU,
+            scheduler: try locations.schedulerChoice
+        )
+        log(
+            "work directory \(work.path); starting nginx (CPU \(locations.serverCPU)) on \(server.http1Origin) and \(server.tlsOrigin)"
+        )
         try server.start()
         defer { server.stop() }
         let runner = ClientRunner(
@@ -148,7 +166,11 @@ struct Run: ParsableCommand {
         var results: [RunResult] = []
         var cells: [Cell] = []
         if !memoryOnly {
-            for proto in protos { for size in bodySizes { for level in levels { cells.append(Cell(proto: proto, size: size, concurrency: level)) } } }
+            for proto in protos {
+                for size in bodySizes {
+                    for level in levels { cells.append(Cell(proto: proto, size: size, concurrency: level)) }
+                }
+            }
             var plan: [(Cell, Client)] = []
             for round in 0..<rounds {
                 for (index, cell) in cells.enumerated() {
@@ -180,13 +202,17 @@ struct Run: ParsableCommand {
                 )
                 result.cell = cell
                 results.append(result)
-                log("[\(number + 1)/\(plan.count)] \(cell.proto.rawValue) \(cell.size.rawValue) c\(cell.concurrency) \(summary(result))")
+                log(
+                    "[\(number + 1)/\(plan.count)] \(cell.proto.rawValue) \(cell.size.rawValue) c\(cell.concurrency) \(summary(result))"
+                )
             }
         }
 
         var memory: [RunResult] = []
         if !skipMemory {
-            let memoryClients = chosen.filter { !$0.largeBodiesOnly && $0.name != "courier-executor" && $0.name != "curl-courier-options" }
+            let memoryClients = chosen.filter {
+                !$0.largeBodiesOnly && $0.name != "courier-executor" && $0.name != "curl-courier-options"
+            }
             for client in memoryClients {
                 let budget = Budget(requests: memoryRequests, seconds: 120, warmupRequests: 0, warmupSeconds: 0)
                 let result = runner.run(
@@ -208,8 +234,10 @@ struct Run: ParsableCommand {
             results: results,
             memory: memory,
             rounds: rounds,
-            budgetText: "warm-up \(warmupSeconds) s (or max(2×concurrency, 500|50) requests), then at most \(seconds) s or \(smallRequests) (1 KiB) / \(largeRequests) (1 MiB) requests; \(rounds) round(s), median by req/s",
-            memoryText: "\(memoryRequests) requests started at once against /slow/1k (nginx limit_req \(locations.slowRate) r/s), HTTP/1.1, at most \(memoryConnections) connections",
+            budgetText:
+                "warm-up \(warmupSeconds) s (or max(2×concurrency, 500|50) requests), then at most \(seconds) s or \(smallRequests) (1 KiB) / \(largeRequests) (1 MiB) requests; \(rounds) round(s), median by req/s",
+            memoryText:
+                "\(memoryRequests) requests started at once against /slow/1k (nginx limit_req \(locations.slowRate) r/s), HTTP/1.1, at most \(memoryConnections) connections",
             urlSessionCAMount: !noURLSessionCAMount,
             invocation: invocation ?? CommandLine.arguments.joined(separator: " "),
             packageDirectory: URL(fileURLWithPath: locations.packageDir),
@@ -245,7 +273,12 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let work = try locations.makeWorkDirectory()
-        let server = try TestServer(directory: work, slowRate: locations.slowRate, serverCPU: locations.serverCPU, scheduler: try locations.schedulerChoice)
+        let server = try TestServer(
+            directory: work,
+            slowRate: locations.slowRate,
+            serverCPU: locations.serverCPU,
+            scheduler: try locations.schedulerChoice
+        )
         try server.start()
         defer { server.stop() }
         print("HTTP1=\(server.http1Origin)")

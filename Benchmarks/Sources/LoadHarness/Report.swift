@@ -18,7 +18,9 @@ struct Report {
     /// /proc/loadavg before and after the run: other work on the machine disturbs the numbers.
     let loadAverages: (before: String, after: String)
 
-    static let clientOrder = ["curl", "curl-courier-options", "courier", "courier-executor", "courier-stream", "ahc", "urlsession"]
+    static let clientOrder = [
+        "curl", "curl-courier-options", "courier", "courier-executor", "courier-stream", "ahc", "urlsession",
+    ]
 
     struct Summary {
         var median: RunResult
@@ -38,7 +40,8 @@ struct Report {
                 let ok = runs.filter { $0.failure == nil }.sorted { $0.requestsPerSecond < $1.requestsPerSecond }
                 guard !ok.isEmpty else { return Summary(median: runs[0], spread: nil, failures: runs.count) }
                 let median = ok[ok.count / 2]
-                let spread = ok.count > 1 && median.requestsPerSecond > 0
+                let spread =
+                    ok.count > 1 && median.requestsPerSecond > 0
                     ? (ok.last!.requestsPerSecond - ok.first!.requestsPerSecond) / median.requestsPerSecond : nil
                 return Summary(median: median, spread: spread, failures: runs.count - ok.count)
             }
@@ -87,7 +90,8 @@ struct Report {
             """
         if !cells.isEmpty {
             md += "\n## Results\n\n"
-            md += "| Protocol | Body | Conc. | Client | req/s | MiB/s | CPU µs/req | CPU % | p50 µs | p99 µs | RSS MiB | Errors | HTTP | Spread |\n"
+            md +=
+                "| Protocol | Body | Conc. | Client | req/s | MiB/s | CPU µs/req | CPU % | p50 µs | p99 µs | RSS MiB | Errors | HTTP | Spread |\n"
             md += "|---|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n"
             for cell in cells {
                 guard let byClient = table[cell] else { continue }
@@ -96,12 +100,18 @@ struct Report {
                     let r = summary.median
                     let prefix = "| \(cell.proto.title) | \(cell.size.title) | \(cell.concurrency) | \(name) "
                     if let failure = r.failure {
-                        md += prefix + "| FAILED: \(failure.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "|", with: "/").prefix(120)) |||||||||\n"
+                        md +=
+                            prefix
+                            + "| FAILED: \(failure.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "|", with: "/").prefix(120)) |||||||||\n"
                         continue
                     }
                     let spread = summary.spread.map { "±\(fmt($0 * 50, 0)) %" } ?? "–"
-                    let errors = r.errors + summary.failures == 0 ? "0" : "\(r.errors)" + (summary.failures > 0 ? " (+\(summary.failures) failed runs)" : "")
-                    md += prefix + "| \(fmt(r.requestsPerSecond, 0)) | \(fmt(r.mebibytesPerSecond, 1)) | \(fmt(r.cpuMicrosPerRequest, 1)) | \(fmt(r.cpuUtilisation * 100, 0)) | \(fmt(r.p50Micros, 0)) | \(fmt(r.p99Micros, 0)) | \(fmt(r.maxRSSMiB, 1)) | \(errors) | \(r.httpVersion) | \(spread) |\n"
+                    let errors =
+                        r.errors + summary.failures == 0
+                        ? "0" : "\(r.errors)" + (summary.failures > 0 ? " (+\(summary.failures) failed runs)" : "")
+                    md +=
+                        prefix
+                        + "| \(fmt(r.requestsPerSecond, 0)) | \(fmt(r.mebibytesPerSecond, 1)) | \(fmt(r.cpuMicrosPerRequest, 1)) | \(fmt(r.cpuUtilisation * 100, 0)) | \(fmt(r.p50Micros, 0)) | \(fmt(r.p99Micros, 0)) | \(fmt(r.maxRSSMiB, 1)) | \(errors) | \(r.httpVersion) | \(spread) |\n"
                 }
             }
             md += "\nSpread: half the range of req/s between rounds, relative to the median (– with one round).\n"
@@ -113,9 +123,11 @@ struct Report {
             md += "| Client | Peak RSS MiB | Completed | Errors | Seconds |\n|---|--:|--:|--:|--:|\n"
             for r in memory {
                 if let failure = r.failure {
-                    md += "| \(r.client) | FAILED: \(failure.replacingOccurrences(of: "\n", with: " ").prefix(120)) | | | |\n"
+                    md +=
+                        "| \(r.client) | FAILED: \(failure.replacingOccurrences(of: "\n", with: " ").prefix(120)) | | | |\n"
                 } else {
-                    md += "| \(r.client) | \(fmt(r.maxRSSMiB, 1)) | \(r.requests) | \(r.errors) | \(fmt(r.seconds, 1)) |\n"
+                    md +=
+                        "| \(r.client) | \(fmt(r.maxRSSMiB, 1)) | \(r.requests) | \(r.errors) | \(fmt(r.seconds, 1)) |\n"
                 }
             }
         }
@@ -137,10 +149,12 @@ struct Report {
 
     private func ratios(_ table: [Cell: [String: Summary]]) -> String {
         var md = "\n## Ratios\n\n"
-        md += "Courier/AHC and Courier/URLSession: req/s (higher is better for Courier). Courier/C: CPU µs per request (lower is better), "
+        md +=
+            "Courier/AHC and Courier/URLSession: req/s (higher is better for Courier). Courier/C: CPU µs per request (lower is better), "
         md += "MiB/s for 1 MiB bodies (higher is better), p50 latency (lower is better). "
         md += "executor/C: the same CPU ratio for courier-executor. The targets are checked on plain `courier`.\n\n"
-        md += "| Protocol | Body | Conc. | Courier/AHC req/s | Courier/URLSession req/s | Courier/C CPU µs/req | executor/C CPU µs/req | C-with-Courier-options/C CPU µs/req | Courier/C MiB/s | stream/C MiB/s | Courier/C p50 |\n"
+        md +=
+            "| Protocol | Body | Conc. | Courier/AHC req/s | Courier/URLSession req/s | Courier/C CPU µs/req | executor/C CPU µs/req | C-with-Courier-options/C CPU µs/req | Courier/C MiB/s | stream/C MiB/s | Courier/C p50 |\n"
         md += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
         for cell in cells {
             let courier = value(table, cell, "courier")
@@ -153,8 +167,10 @@ struct Report {
             md += "| \(show(ratio(courier?.requestsPerSecond, ahc?.requestsPerSecond))) "
             md += "| \(show(ratio(courier?.requestsPerSecond, urlSession?.requestsPerSecond))) "
             md += "| \(show(ratio(courier?.cpuMicrosPerRequest, curl?.cpuMicrosPerRequest))) "
-            md += "| \(show(ratio(value(table, cell, "courier-executor")?.cpuMicrosPerRequest, curl?.cpuMicrosPerRequest))) "
-            md += "| \(show(ratio(value(table, cell, "curl-courier-options")?.cpuMicrosPerRequest, curl?.cpuMicrosPerRequest))) "
+            md +=
+                "| \(show(ratio(value(table, cell, "courier-executor")?.cpuMicrosPerRequest, curl?.cpuMicrosPerRequest))) "
+            md +=
+                "| \(show(ratio(value(table, cell, "curl-courier-options")?.cpuMicrosPerRequest, curl?.cpuMicrosPerRequest))) "
             md += "| \(large ? show(ratio(courier?.mebibytesPerSecond, curl?.mebibytesPerSecond)) : "") "
             md += "| \(large ? show(ratio(stream?.mebibytesPerSecond, curl?.mebibytesPerSecond)) : "") "
             md += "| \(show(ratio(courier?.p50Micros, curl?.p50Micros))) |\n"
@@ -173,47 +189,84 @@ struct Report {
             lines.append("| \(title) | \(shown.joined(separator: ", ")) | \(verdict) |")
         }
         func cellsWhere(_ proto: Protocol?, _ size: BodySize?, _ levels: ClosedRange<Int>) -> [Cell] {
-            cells.filter { (proto == nil || $0.proto == proto) && (size == nil || $0.size == size) && levels.contains($0.concurrency) }
+            cells.filter {
+                (proto == nil || $0.proto == proto) && (size == nil || $0.size == size)
+                    && levels.contains($0.concurrency)
+            }
         }
         func label(_ cell: Cell, withProto: Bool = false, withSize: Bool = false) -> String {
-            (withProto ? "\(cell.proto.rawValue) " : "") + (withSize ? "\(cell.size.rawValue) " : "") + "c\(cell.concurrency)"
+            (withProto ? "\(cell.proto.rawValue) " : "") + (withSize ? "\(cell.size.rawValue) " : "")
+                + "c\(cell.concurrency)"
         }
         for (proto, cpuLimit) in [(Protocol.http1, 1.4), (.http2, 1.5)] {
             let busy = cellsWhere(proto, .small, 16...Int.max)
-            check("\(proto.title) 1 KiB, c16–256: Courier CPU µs/req ≤ \(cpuLimit)× C", busy.map { cell in
-                let r = ratio(value(table, cell, "courier")?.cpuMicrosPerRequest, value(table, cell, "curl")?.cpuMicrosPerRequest)
-                return (label(cell), r, (r ?? .infinity) <= cpuLimit)
-            })
-            check("\(proto.title) 1 KiB, c16–256: Courier req/s ≥ 2.5× AHC", busy.map { cell in
-                let r = ratio(value(table, cell, "courier")?.requestsPerSecond, value(table, cell, "ahc")?.requestsPerSecond)
-                return (label(cell), r, (r ?? 0) >= 2.5)
-            })
+            check(
+                "\(proto.title) 1 KiB, c16–256: Courier CPU µs/req ≤ \(cpuLimit)× C",
+                busy.map { cell in
+                    let r = ratio(
+                        value(table, cell, "courier")?.cpuMicrosPerRequest,
+                        value(table, cell, "curl")?.cpuMicrosPerRequest
+                    )
+                    return (label(cell), r, (r ?? .infinity) <= cpuLimit)
+                }
+            )
+            check(
+                "\(proto.title) 1 KiB, c16–256: Courier req/s ≥ 2.5× AHC",
+                busy.map { cell in
+                    let r = ratio(
+                        value(table, cell, "courier")?.requestsPerSecond,
+                        value(table, cell, "ahc")?.requestsPerSecond
+                    )
+                    return (label(cell), r, (r ?? 0) >= 2.5)
+                }
+            )
         }
         let large = cellsWhere(nil, .large, 1...Int.max)
-        check("1 MiB: Courier buffered MiB/s ≥ 0.8× C", large.map { cell in
-            let r = ratio(value(table, cell, "courier")?.mebibytesPerSecond, value(table, cell, "curl")?.mebibytesPerSecond)
-            return (label(cell, withProto: true), r, (r ?? 0) >= 0.8)
-        })
-        check("1 MiB: Courier streamed MiB/s ≥ 0.9× C", large.compactMap { cell in
-            guard table[cell]?["courier-stream"] != nil else { return nil }
-            let r = ratio(value(table, cell, "courier-stream")?.mebibytesPerSecond, value(table, cell, "curl")?.mebibytesPerSecond)
-            return (label(cell, withProto: true), r, (r ?? 0) >= 0.9)
-        })
-        check("Concurrency 1: Courier p50 latency ≤ 1.3× C", cellsWhere(nil, nil, 1...1).map { cell in
-            let r = ratio(value(table, cell, "courier")?.p50Micros, value(table, cell, "curl")?.p50Micros)
-            return (label(cell, withProto: true, withSize: true), r, (r ?? .infinity) <= 1.3)
-        })
-        check("1 KiB, c256: Courier peak RSS ≤ AHC's", cellsWhere(nil, .small, 256...256).map { cell in
-            let r = ratio(value(table, cell, "courier")?.maxRSSMiB, value(table, cell, "ahc")?.maxRSSMiB)
-            return (label(cell, withProto: true), r, (r ?? .infinity) <= 1)
-        })
+        check(
+            "1 MiB: Courier buffered MiB/s ≥ 0.8× C",
+            large.map { cell in
+                let r = ratio(
+                    value(table, cell, "courier")?.mebibytesPerSecond,
+                    value(table, cell, "curl")?.mebibytesPerSecond
+                )
+                return (label(cell, withProto: true), r, (r ?? 0) >= 0.8)
+            }
+        )
+        check(
+            "1 MiB: Courier streamed MiB/s ≥ 0.9× C",
+            large.compactMap { cell in
+                guard table[cell]?["courier-stream"] != nil else { return nil }
+                let r = ratio(
+                    value(table, cell, "courier-stream")?.mebibytesPerSecond,
+                    value(table, cell, "curl")?.mebibytesPerSecond
+                )
+                return (label(cell, withProto: true), r, (r ?? 0) >= 0.9)
+            }
+        )
+        check(
+            "Concurrency 1: Courier p50 latency ≤ 1.3× C",
+            cellsWhere(nil, nil, 1...1).map { cell in
+                let r = ratio(value(table, cell, "courier")?.p50Micros, value(table, cell, "curl")?.p50Micros)
+                return (label(cell, withProto: true, withSize: true), r, (r ?? .infinity) <= 1.3)
+            }
+        )
+        check(
+            "1 KiB, c256: Courier peak RSS ≤ AHC's",
+            cellsWhere(nil, .small, 256...256).map { cell in
+                let r = ratio(value(table, cell, "courier")?.maxRSSMiB, value(table, cell, "ahc")?.maxRSSMiB)
+                return (label(cell, withProto: true), r, (r ?? .infinity) <= 1)
+            }
+        )
         if let courier = memory.first(where: { $0.client == "courier" }) {
             let megabytes = Double(courier.maxRSSKiB) * 1024 / 1e6
             let ok = courier.failure == nil && megabytes < 200
-            lines.append("| \(memoryText.components(separatedBy: " requests").first ?? "") in flight: Courier peak RSS < 200 MB | \(fmt(megabytes, 1)) MB \(ok ? "✅" : "❌") | \(ok ? "met" : "MISSED") |")
+            lines.append(
+                "| \(memoryText.components(separatedBy: " requests").first ?? "") in flight: Courier peak RSS < 200 MB | \(fmt(megabytes, 1)) MB \(ok ? "✅" : "❌") | \(ok ? "met" : "MISSED") |"
+            )
         }
         guard !lines.isEmpty else { return "" }
-        return "\n## Targets (issue 3)\n\n| Target | Values (ratio per cell) | Verdict |\n|---|---|---|\n" + lines.joined(separator: "\n") + "\n"
+        return "\n## Targets (issue 3)\n\n| Target | Values (ratio per cell) | Verdict |\n|---|---|---|\n"
+            + lines.joined(separator: "\n") + "\n"
     }
 
     private func machine() -> String {
@@ -221,14 +274,18 @@ struct Report {
         let memory = shellOr("awk '/MemTotal/ {printf \"%.1f GiB\", $2/1048576}' /proc/meminfo")
         let resolved = packageDirectory.appendingPathComponent("Package.resolved")
         func pin(_ identity: String) -> String {
-            shellOr("grep -A6 '\"identity\" : \"\(identity)\"' \(quote(resolved.path)) | grep '\"version\"' | cut -d'\"' -f4")
+            shellOr(
+                "grep -A6 '\"identity\" : \"\(identity)\"' \(quote(resolved.path)) | grep '\"version\"' | cut -d'\"' -f4"
+            )
         }
         let root = packageDirectory.deletingLastPathComponent().path
         // A snapshot made with `git archive` has no .git: it records its commit in .snapshot-commit.
         let snapshot = (try? String(contentsOfFile: root + "/.snapshot-commit", encoding: .utf8))?
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let commit = snapshot ?? shellOr("git -C \(quote(root)) rev-parse --short HEAD")
-        let dirty = snapshot != nil ? "0" : shellOr("git -C \(quote(root)) status --porcelain -- Sources Package.swift | wc -l", "0")
+        let dirty =
+            snapshot != nil
+            ? "0" : shellOr("git -C \(quote(root)) status --porcelain -- Sources Package.swift | wc -l", "0")
         return """
             - Machine: \(shellOr("uname -srm")), \(cpu.trimmingCharacters(in: .whitespaces)), \(shellOr("nproc")) CPUs, \(memory)
             - Date: \(shellOr("date -u '+%Y-%m-%d %H:%M UTC'"))

@@ -52,10 +52,11 @@ final class TestServer {
         _ = try shell("chmod -R a+rX \(quote(directory.path))")
 
         let nginx = Process()
-        let command = scheduler.prefix + [
-            "/usr/bin/taskset", "-c", "\(serverCPU)", try which("nginx"),
-            "-p", directory.path, "-c", directory.appendingPathComponent("nginx.conf").path,
-        ]
+        let command =
+            scheduler.prefix + [
+                "/usr/bin/taskset", "-c", "\(serverCPU)", try which("nginx"),
+                "-p", directory.path, "-c", directory.appendingPathComponent("nginx.conf").path,
+            ]
         nginx.executableURL = URL(fileURLWithPath: command[0])
         nginx.arguments = Array(command.dropFirst())
         nginx.standardOutput = FileHandle.nullDevice
@@ -65,8 +66,10 @@ final class TestServer {
         let deadline = Date().addingTimeInterval(10)
         while !(canConnect(port: http1Port) && canConnect(port: tlsPort)) {
             guard nginx.isRunning, Date() < deadline else {
-                let log = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
-                let stderr = (try? String(contentsOf: directory.appendingPathComponent("nginx.stderr"), encoding: .utf8)) ?? ""
+                let log =
+                    (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
+                let stderr =
+                    (try? String(contentsOf: directory.appendingPathComponent("nginx.stderr"), encoding: .utf8)) ?? ""
                 stop()
                 throw HarnessError("nginx did not start:\n\(stderr)\(log)")
             }
@@ -101,7 +104,8 @@ final class TestServer {
             extendedKeyUsage=serverAuth
             """
         try ext.write(to: directory.appendingPathComponent("server.ext"), atomically: true, encoding: .utf8)
-        _ = try shell("""
+        _ = try shell(
+            """
             cd \(d) && \
             openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 \
               -keyout ca.key -out ca.pem -subj '/CN=Courier Benchmark CA' \
@@ -110,7 +114,8 @@ final class TestServer {
               -keyout server.key -out server.csr -subj '/CN=127.0.0.1' && \
             openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 7 \
               -extfile server.ext -out server.pem
-            """)
+            """
+        )
     }
 
     private func configuration() -> String {
@@ -218,7 +223,9 @@ func shell(_ command: String) throws -> String {
     let error = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
-        throw HarnessError("`\(command)` failed (\(process.terminationStatus)):\n\(String(decoding: error, as: UTF8.self))")
+        throw HarnessError(
+            "`\(command)` failed (\(process.terminationStatus)):\n\(String(decoding: error, as: UTF8.self))"
+        )
     }
     return String(decoding: output, as: UTF8.self)
 }

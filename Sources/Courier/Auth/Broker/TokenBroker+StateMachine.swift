@@ -241,15 +241,18 @@ extension TokenBroker {
                 version += 1
                 rejectedVersion = nil
                 if grantGone {
+                    // A copy, not `authError` itself: reading and replacing the same variable in
+                    // one expression crashes Swift 6.3.1's optimizer (release builds).
+                    let rejected = authError
                     authError = CourierError(
                         kind: .userNotAuthenticated,
                         message:
                             "the \(level) refresh token was rejected (invalid_grant); the \(level) tokens were wiped",
                         level: level,
-                        oauthError: authError.oauthError,
-                        statusCode: authError.statusCode,
-                        endpoint: authError.endpoint,
-                        underlying: authError
+                        oauthError: rejected.oauthError,
+                        statusCode: rejected.statusCode,
+                        endpoint: rejected.endpoint,
+                        underlying: rejected
                     )
                 }
                 return .fail(authError, wipe: true)
