@@ -100,7 +100,8 @@ public struct GrantContext: Sendable {
     /// - Returns: The token.
     /// - Throws: ``CourierError``: ``CourierError/Kind/clientAuthenticationFailed``,
     ///   ``CourierError/Kind/grantRejected``, ``CourierError/Kind/invalidTokenResponse`` or
-    ///   ``CourierError/Kind/tokenRefreshFailed``.
+    ///   ``CourierError/Kind/tokenRefreshFailed``; a security kind (``CourierError/Kind/pinMismatch``,
+    ///   ``CourierError/Kind/untrustedHost``) when the token endpoint may not be reached.
     public func requestToken(
         grantType: AuthorizationServer.GrantType,
         parameters: [(name: String, value: String)],

@@ -255,9 +255,9 @@ struct TokenEndpoint: Sendable {
             return try await session.send(request, body: .data(OAuth2Form.encode(parameters)), logger: logger)
         } catch is CancellationError {
             throw CancellationError()
-        } catch let error as CourierError where error.isSecurityFailure {
-            // Refused on purpose (untrusted host, pin mismatch): the kind a user looks for,
-            // not a renewal failure to retry.
+        } catch let error as CourierError where error.isSecurityFailure || error.kind == .shutDown {
+            // Refused on purpose (untrusted host, pin mismatch) or shut down: the kind a user
+            // looks for, not a renewal failure to retry.
             throw error.with(endpoint: endpoint)
         } catch {
             throw CourierError(

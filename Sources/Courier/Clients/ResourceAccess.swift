@@ -70,7 +70,9 @@ public final class ResourceAccess: Sendable {
     /// ``shutdown()``: a transport shared with other code, or a test double.
     ///
     /// ``Configuration/transport`` is not used: the transport's own settings and
-    /// ``Transport/security`` apply.
+    /// ``Transport/security`` apply. Tokens go wherever that security allows, so give a
+    /// ``CurlTransport`` (or a transport that, like it, enforces its security on every
+    /// connection), or a test double that never connects — see ``Transport/security``.
     ///
     /// - Parameters:
     ///   - configuration: The configuration.

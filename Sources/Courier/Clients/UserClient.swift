@@ -32,7 +32,13 @@ public final class UserClient: Sendable {
     private let sessions: ClientSessionFactory
     private let authenticated: Session
     private let implicit: Session
-    private let exchanges = LockedBox<[TokenExchangeRequest: (broker: TokenBroker, session: Session)]>([:])
+    private let exchanges = LockedBox(Exchanges())
+
+    /// The brokers and sessions of exchanged tokens, and whether the client was shut down.
+    private struct Exchanges {
+        var entries: [TokenExchangeRequest: (broker: TokenBroker, session: Session)] = [:]
+        var isShutDown = false
+    }
 
     init(configuration: ResourceAccess.Configuration, endpoint: TokenEndpoint, sessions: ClientSessionFactory) {
         self.configuration = configuration
@@ -253,13 +259,14 @@ public final class UserClient: Sendable {
     }
 
     /// The broker of an exchanged token, created on first use.
-    func exchangeBroker(_ exchange: TokenExchangeRequest) -> TokenBroker {
-        exchangeEntry(exchange).broker
+    func exchangeBroker(_ exchange: TokenExchangeRequest) throws -> TokenBroker {
+        try exchangeEntry(exchange).broker
     }
 
-    private func exchangeEntry(_ exchange: TokenExchangeRequest) -> (broker: TokenBroker, session: Session) {
-        exchanges.withLock { exchanges in
-            if let entry = exchanges[exchange] { return entry }
+    private func exchangeEntry(_ exchange: TokenExchangeRequest) throws -> (broker: TokenBroker, session: Session) {
+        try exchanges.withLock { exchanges in
+            if let entry = exchanges.entries[exchange] { return entry }
+            guard !exchanges.isShutDown else { throw authenticated.tagged(CourierError.shutDown("user client")) }
             let userBroker = broker
             let userAccessToken: @Sendable () async throws -> String = {
                 try await userBroker.token().token.accessToken
@@ -281,7 +288,7 @@ public final class UserClient: Sendable {
                 kind: .authenticated,
                 credential: BearerTokenMiddleware(broker: exchangeBroker, policy: sessions.transport.security)
             )
-            exchanges[exchange] = (exchangeBroker, session)
+            exchanges.entries[exchange] = (exchangeBroker, session)
             return (exchangeBroker, session)
         }
     }
@@ -289,8 +296,8 @@ public final class UserClient: Sendable {
     /// Removes the exchanged brokers, returning them: they belong to the identity that ends.
     private func takeExchangeBrokers() -> [TokenBroker] {
         exchanges.withLock { exchanges -> [TokenBroker] in
-            let brokers = exchanges.values.map(\.broker)
-            exchanges.removeAll()
+            let brokers = exchanges.entries.values.map(\.broker)
+            exchanges.entries.removeAll()
             return brokers
         }
     }
@@ -355,7 +362,10 @@ public final class UserClient: Sendable {
     func shutdown() async {
         await authenticated.shutdown()
         await implicit.shutdown()
-        let sessions = exchanges.withLock { $0.values.map(\.session) }
+        let sessions = exchanges.withLock { exchanges in
+            exchanges.isShutDown = true
+            return exchanges.entries.values.map(\.session)
+        }
         for session in sessions { await session.shutdown() }
         await endpoint.session.shutdown()
     }

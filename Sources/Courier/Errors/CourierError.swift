@@ -54,7 +54,9 @@ public import HTTPTypes
 /// value forever), so dashboards can group by it. A path with identifiers (`/users/42`) hashes
 /// per identifier: use a template path for grouping.
 ///
-/// No property ever holds a token, a secret, a password, a query string or a cookie.
+/// No property Courier fills in holds a token, a secret, a password or a query string.
+/// ``response`` is the server's response as it came — its fields may include `Set-Cookie` —
+/// so log its status, not its fields or body.
 public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure: compare it with `==` against the static members.
     public let kind: Kind

@@ -10,7 +10,7 @@ struct RequestTarget: Equatable {
 
     /// Parses and checks a request's path.
     ///
-    /// - Throws: ``CourierError/Kind/invalidPath`` when the path is empty, protocol-relative
+    /// - Throws: ``CourierError/Kind/invalidURL`` when the path is empty, protocol-relative
     ///   (`//host`), has a scheme other than HTTP(S), credentials, a fragment, or a byte
     ///   that must be percent-encoded (space, control, non-ASCII, `"<>[\]^{|}` and backtick).
     init(_ path: String) throws {
@@ -35,7 +35,7 @@ struct RequestTarget: Equatable {
 
     /// The parts of an absolute URL, or `nil` when `target` has no scheme.
     ///
-    /// - Throws: ``CourierError/Kind/invalidPath`` for a scheme other than HTTP(S), a missing or
+    /// - Throws: ``CourierError/Kind/invalidURL`` for a scheme other than HTTP(S), a missing or
     ///   malformed authority, or credentials in it.
     static func absoluteParts(of target: String) throws -> (scheme: String, authority: String, pathAndQuery: String)? {
         guard let colon = target.firstIndex(of: ":"),

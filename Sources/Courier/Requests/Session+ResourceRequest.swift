@@ -20,7 +20,11 @@ extension Session {
     ///   `CancellationError` when cancelled.
     public nonisolated func send(_ resource: ResourceRequest, logger: Logger? = nil) async throws -> Response {
         let translated: (request: HTTPRequest, body: RequestBody?)
-        do { translated = try resource.makeHTTPRequest() } catch { throw tagged(error) }
+        do {
+            translated = try resource.makeHTTPRequest()
+        } catch let error as CourierError {
+            throw tagged(error.with(endpoint: resource.endpoint.description))
+        }
         return try await send(translated.request, body: translated.body, endpoint: resource.endpoint, logger: logger)
     }
 
@@ -33,7 +37,11 @@ extension Session {
     /// - Throws: ``CourierError`` for bad input, before a task is made.
     public nonisolated func task(for resource: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
         let translated: (request: HTTPRequest, body: RequestBody?)
-        do { translated = try resource.makeHTTPRequest() } catch { throw tagged(error) }
+        do {
+            translated = try resource.makeHTTPRequest()
+        } catch let error as CourierError {
+            throw tagged(error.with(endpoint: resource.endpoint.description))
+        }
         return task(for: translated.request, body: translated.body, logger: logger)
     }
 }

@@ -59,6 +59,13 @@ extension SecurityConfiguration {
                 host: host
             )
         }
+        // A path that does not start with `/` could move the host or port once a transport
+        // joins it to the authority (`@evil.example/x`, `:8443/x`).
+        guard let path = request.path, path.hasPrefix("/") || path == "*" else {
+            throw CourierError.invalidURL(
+                "the path of a request on a secured transport must start with `/`; nothing was sent"
+            )
+        }
         guard !parsed.hasUserInfo else {
             throw CourierError.invalidURL(
                 "credentials in a URL are not allowed on a secured transport; Courier sends credentials itself"

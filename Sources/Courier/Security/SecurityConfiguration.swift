@@ -111,6 +111,20 @@ public struct SecurityConfiguration: Sendable, Hashable, CustomStringConvertible
         compiled: nil
     )
 
+    /// The plain configuration with a higher TLS minimum: nothing pinned, any host, never a
+    /// credential, and no connection below `minimumTLSVersion`.
+    ///
+    /// - Parameter minimumTLSVersion: The lowest TLS version accepted.
+    /// - Returns: The configuration.
+    public static func unpinned(minimumTLSVersion: TLSVersion) -> SecurityConfiguration {
+        SecurityConfiguration(
+            isSecured: false,
+            minimumTLSVersion: minimumTLSVersion,
+            detectsDebugger: false,
+            compiled: nil
+        )
+    }
+
     /// The policy that applies to a host and port, or `nil` when they are not trusted.
     ///
     /// An exact host wins over a wildcard, and a policy that names the port over one for
@@ -144,7 +158,10 @@ public struct SecurityConfiguration: Sendable, Hashable, CustomStringConvertible
 
     /// `unpinned`, or `secured` with the trusted host patterns (never a secret).
     public var description: String {
-        guard isSecured else { return "SecurityConfiguration.unpinned" }
+        guard isSecured else {
+            return minimumTLSVersion == .v1_3
+                ? "SecurityConfiguration.unpinned(TLS ≥ 1.3)" : "SecurityConfiguration.unpinned"
+        }
         let hosts = trustPolicies.map(\.host).joined(separator: ", ")
         return "SecurityConfiguration.secured(\(hosts); TLS ≥ \(minimumTLSVersion == .v1_3 ? "1.3" : "1.2")"
             + "\(detectsDebugger ? "; debugger detection" : ""))"

@@ -288,10 +288,13 @@ public actor Session {
             guard request.scheme == nil else {
                 throw CourierError.invalidURL("the request has a scheme but no authority")
             }
-            if let path = request.path, let absolute = try RequestTarget.absoluteParts(of: path) {
-                request.scheme = absolute.scheme
-                request.authority = absolute.authority
-                request.path = absolute.pathAndQuery
+            // A path that does not start with `/` and names a scheme and authority is an
+            // absolute URL: it goes there, after the same checks as a resource request's.
+            if let path = request.path, !path.hasPrefix("/"), path.contains("://") {
+                let target = try RequestTarget(path)
+                request.scheme = target.scheme
+                request.authority = target.authority
+                request.path = target.pathAndQuery
             } else {
                 guard let base = snapshot.base else {
                     throw CourierError.invalidURL(
@@ -321,8 +324,10 @@ public actor Session {
         let scheme: String?
         let authority: String?
         let pathPrefix: String
+        let text: String
 
         init(_ url: URL) {
+            text = url.absoluteString
             scheme = url.scheme?.lowercased()
             authority = Authority(url: url)?.description
             var prefix = url.path
@@ -332,7 +337,10 @@ public actor Session {
 
         func resolve(_ request: inout HTTPRequest) throws {
             guard let scheme, let authority else {
-                throw CourierError.invalidURL("the base URL has no scheme or host")
+                throw CourierError.invalidURL(
+                    "the base URL \(text) has no scheme or no host Courier accepts (a host name, a dotted IPv4 "
+                        + "address, or an IPv6 address without a zone)"
+                )
             }
             let relative = request.path ?? "/"
             request.scheme = scheme

@@ -80,7 +80,8 @@ public final class NetworkTask: Sendable, Identifiable {
     /// The error, once the task has failed or was cancelled.
     public var error: (any Error)? { locked_state.withLock { $0.error } }
 
-    /// The latest download progress, `nil` before the first byte of the response body.
+    /// The latest download progress: reported every 64 KiB, and once more with the whole
+    /// body when the transfer completes; `nil` before the first report.
     public var downloadProgress: NetworkTask.Progress? { locked_state.withLock { $0.downloadProgress } }
 
     /// The latest upload progress, `nil` for a request without a body or before it is sent.

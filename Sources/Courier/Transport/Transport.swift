@@ -45,10 +45,13 @@ public protocol Transport: Sendable {
     ///
     /// Sessions and clients on this transport enforce it before anything is sent: with a
     /// secured configuration only HTTPS to trusted hosts, no caller-set `Authorization`, and
-    /// credentials attached only where ``SecurityConfiguration`` allows. A transport that
-    /// reports a secured configuration must check every connection it makes against it, as
-    /// ``CurlTransport`` does; a test double that never connects may report any
-    /// configuration. Unpinned by default.
+    /// credentials attached only where ``SecurityConfiguration`` allows. Unpinned by default.
+    ///
+    /// This is a promise, and Courier takes it at its word: **a transport that reports a
+    /// secured configuration must check every connection it makes against it**, in the TLS
+    /// handshake, as ``CurlTransport`` does. A transport that reports one and connects some
+    /// other way would carry tokens over unpinned connections. Only a test double that never
+    /// connects may report a configuration it does not enforce.
     var security: SecurityConfiguration { get }
 
     /// Stops accepting work, fails transfers in flight and releases resources.

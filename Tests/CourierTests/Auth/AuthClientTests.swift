@@ -101,6 +101,26 @@ struct AuthClientTests {
         await access.shutdown()
     }
 
+    @Test func afterShutdownEveryEntryPointFailsAsShutDown() async throws {
+        let transport = Self.servers()
+        let access = try access(transport, seen: LockedBox([]))
+        try await access.userClient.authenticate(username: "alice", password: "pw")
+        await access.shutdown()
+        let before = transport.requests.count
+        await #expect(throws: CourierError.kind(.shutDown)) { try await access.deviceClient.authenticate() }
+        await #expect(throws: CourierError.kind(.shutDown)) {
+            _ = try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/x"))
+        }
+        let exchanged = await #expect(throws: CourierError.kind(.shutDown)) {
+            _ = try await access.userClient.sendExchangedRequest(
+                ResourceRequest(path: "/x"),
+                exchange: TokenExchangeRequest(scope: [.read], audience: ["after-shutdown"])
+            )
+        }
+        #expect(exchanged?.requestKind == .authenticated)
+        #expect(transport.requests.count == before)
+    }
+
     @Test func signingInAgainDropsTokensDerivedFromThePreviousUser() async throws {
         let transport = Self.servers()
         let access = try access(transport, seen: LockedBox([]))

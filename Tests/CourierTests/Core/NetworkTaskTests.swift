@@ -48,6 +48,18 @@ struct NetworkTaskTests {
         await session.shutdown()
     }
 
+    @Test func aShortChunkedBodyStillReportsItsLastProgress() async throws {
+        let env = try await TestServers.shared()
+        let session = SessionFactory.httpbin(env)
+        let task = session.task(for: HTTPRequest(method: .get, path: "/stream-bytes/100?chunk_size=10"))
+        let response = try await task.value
+        #expect(response.data.count == 100)
+        try await waitUntil(timeout: .seconds(5)) { task.downloadProgress != nil }
+        #expect(task.downloadProgress?.completedBytes == Int64(response.metrics?.bytesReceived ?? -1))
+        #expect(task.downloadProgress?.fractionCompleted == 1)
+        await session.shutdown()
+    }
+
     @Test func cancelEndsTheTaskAsCancelled() async throws {
         let env = try await TestServers.shared()
         let session = SessionFactory.session(env, .http)

@@ -93,6 +93,30 @@ struct SessionTests {
         #expect(error?.parameters["endpoint"] == "POST /items")
     }
 
+    @Test(arguments: ["@evil.example/x", ":8443/x", "x"])
+    func aSecuredTransportRefusesAPathThatCouldMoveTheHost(path: String) async throws {
+        let policy = try TrustPolicy(
+            host: "api.example.com",
+            pins: [try SPKIPin(sha256: [UInt8](repeating: 1, count: 32))]
+        )
+        let transport = MockTransport(security: try .secured(trust: [policy])) { _, _ in
+            Response(head: HTTPResponse(status: .noContent))
+        }
+        let session = Session(transport: transport)
+        let request = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: path)
+        await #expect(throws: CourierError.kind(.invalidURL)) { _ = try await session.send(request) }
+        #expect(transport.requests.isEmpty)
+    }
+
+    @Test func aBaseURLCourierCannotUseIsNamedInTheError() async throws {
+        let (session, transport) = session("http://127.1/")
+        let error = await #expect(throws: CourierError.kind(.invalidURL)) {
+            _ = try await session.send(HTTPRequest(method: .get, path: "/x"))
+        }
+        #expect(error?.message.contains("http://127.1/") == true)
+        #expect(transport.requests.isEmpty)
+    }
+
     @Test func reconfigureChangesLaterRequestsOnly() async throws {
         let (session, transport) = session()
         _ = try await session.send(HTTPRequest(method: .get, path: "/a"))

@@ -7,6 +7,24 @@ import Testing
 /// TLS versions, certificate validity, host names and client certificates on secured sessions.
 @Suite(.timeLimit(.minutes(2)))
 struct SecurityTLSPolicyTests {
+    @Test func anUnpinnedTransportCanRequireTLS13Too() async throws {
+        let env = try await TestServers.shared()
+        let transport = CurlTransport(
+            configuration: .init(
+                proxy: .none,
+                trustedCertificateBundlePath: env.caBundle,
+                security: .unpinned(minimumTLSVersion: .v1_3)
+            )
+        )
+        let session = Session(configuration: .init(baseURL: env.url(.tls12)), transport: transport)
+        await #expect(throws: CourierError.kind(.tlsFailure)) {
+            try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))
+        }
+        #expect(transport.security.description == "SecurityConfiguration.unpinned(TLS ≥ 1.3)")
+        await session.shutdown()
+        await transport.shutdown()
+    }
+
     @Test func refusesATLS12OnlyServerWhenTLS13IsRequired() async throws {
         let env = try await TestServers.shared()
         let trust = [try TrustPolicy(host: "127.0.0.1", pins: [try SecuritySupport.pin(env.rootPin)])]

@@ -14,7 +14,7 @@ extension CredentialPolicy {
     /// Call it before obtaining the credential, so that nothing is fetched for a refused host.
     func checkAuthorizable(_ request: HTTPRequest) throws {
         guard request.headerFields[.authorization] == nil else {
-            throw CourierError.invalidHeader("Authorization is owned by Courier; a request may not set it")
+            throw CourierError.reservedHeader("Authorization is owned by Courier; a request may not set it")
         }
         try checkCredentialTarget(request)
     }

@@ -147,13 +147,13 @@ struct ChallengeMiddleware: Middleware {
                 current = repeated
                 continue
             }
-            let path = request.path.map { String($0.prefix { $0 != "?" }) } ?? "/"
+            // The endpoint is the session's, as the caller wrote the request: the same in
+            // every environment, whatever the base URL's path.
             throw CourierError(
                 kind: .challengeFailed,
                 message:
                     "the \(current.scheme) credentials for realm \"\(current.realm ?? "")\" at \(host) were rejected",
-                statusCode: 401,
-                endpoint: "\(request.method.rawValue) \(path)"
+                statusCode: 401
             )
         }
         return response

@@ -75,13 +75,11 @@ struct ResponseFilterMiddleware: Middleware {
             }
             guard body?.isReplayable ?? true else { return response }
             guard restarts < maximumRestarts else {
-                let path = request.path.map { String($0.prefix { $0 != "?" }) } ?? "/"
                 throw CourierError(
                     kind: .challengeFailed,
                     message:
                         "the response filter asked for restart \(restarts + 1); at most \(maximumRestarts) allowed",
-                    statusCode: response.status.code,
-                    endpoint: "\(request.method.rawValue) \(path)"
+                    statusCode: response.status.code
                 )
             }
             if fields.contains(where: { Redaction.isSensitive($0.name) }) {

@@ -25,8 +25,8 @@ public struct TokenStoreKeyProvider: Sendable {
 
     /// A provider that asks `body` for the key.
     ///
-    /// - Parameter body: Returns a 256-bit key; what it throws is reported as
-    ///   ``CourierError/Kind/tokenStoreKeyUnavailable``.
+    /// - Parameter body: Returns a 256-bit key. A ``CourierError`` it throws is reported as it
+    ///   is; any other error as ``CourierError/Kind/tokenStoreKeyUnavailable``.
     public init(_ body: @escaping @Sendable () async throws -> SymmetricKey) { self.body = body }
 
     /// The key.

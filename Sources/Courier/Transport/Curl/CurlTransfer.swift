@@ -303,6 +303,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private func finishHead() -> Bool {
+        headBytes = 0  // trailers, a 1xx's successor or a redirect's response count anew
         guard statusCode >= 200 else { return true }  // 1xx interim response, or no status line yet
         if options.maximumRedirects > 0, [301, 302, 303, 307, 308].contains(statusCode),
             let location = fields[.location]
@@ -454,7 +455,7 @@ final class CurlTransfer: @unchecked Sendable {
                         curlCode: code,
                         detail: handle?.errorText ?? "",
                         https: isHTTPS,
-                        inHead: !headComplete
+                        inHead: !headComplete && statusCode > 0
                     )
             )
             return
@@ -465,7 +466,13 @@ final class CurlTransfer: @unchecked Sendable {
         }
         let head = HTTPResponse(status: .standard(code: statusCode), headerFields: fields)
         let data = buffer.takeData()
-        let response = Response(head: head, body: Response.Body(data), metrics: metrics())
+        let metrics = metrics()
+        // The last step of progress, also for a body too short for a 64 KiB step.
+        if control.observesProgress, let received = metrics?.bytesReceived, received > 0, received != lastDownload {
+            lastDownload = received
+            control.reportDownload(NetworkTask.Progress(completedBytes: received, expectedBytes: received))
+        }
+        let response = Response(head: head, body: Response.Body(data), metrics: metrics)
         continuation?.resume(returning: response)
         continuation = nil
     }

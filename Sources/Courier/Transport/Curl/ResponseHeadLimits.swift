@@ -29,7 +29,7 @@ enum ResponseHeadLimits {
     static func curlLimit(code: CURLcode, detail: String) -> CourierError? {
         let reason: String
         switch code {
-        case CURLE_OUT_OF_MEMORY:
+        case CURLE_OUT_OF_MEMORY where detail.isEmpty:
             // libcurl reports a header line over its 100 KiB buffer as out of memory, with no text.
             reason = "a response header line is longer than libcurl's 100 KiB limit"
         case CURLE_RECV_ERROR where detail.hasPrefix("Too large response headers"):
