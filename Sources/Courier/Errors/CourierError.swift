@@ -61,39 +61,108 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure: compare it with `==` against the static members.
     public let kind: Kind
     /// What went wrong and, where it helps, what to do about it, for people.
-    public let message: String
+    public var message: String { details.value.message }
     /// The request's method and path without the query (`GET /api/users/42`), when a request
     /// was involved: the resource request, or the token, revocation or challenge exchange
     /// that failed.
-    public internal(set) var endpoint: String?
+    public internal(set) var endpoint: String? {
+        get { details.value.endpoint }
+        set { update { $0.endpoint = newValue } }
+    }
     /// The HTTP status of the exchange that failed, when a response arrived.
-    public internal(set) var status: HTTPResponse.Status?
+    public internal(set) var status: HTTPResponse.Status? {
+        get { details.value.status }
+        set { update { $0.status = newValue } }
+    }
     /// The response, when one arrived: its header fields and its body (a problem-details
     /// document, say).
-    public internal(set) var response: Response?
+    public internal(set) var response: Response? {
+        get { details.value.response }
+        set { update { $0.response = newValue } }
+    }
     /// libcurl's `CURLcode`, when libcurl reported the failure.
-    public internal(set) var curlCode: Int?
+    public internal(set) var curlCode: Int? {
+        get { details.value.curlCode }
+        set { update { $0.curlCode = newValue } }
+    }
     /// libcurl's own text for the failure, kept as detail.
-    public internal(set) var curlDetail: String?
+    public internal(set) var curlDetail: String? {
+        get { details.value.curlDetail }
+        set { update { $0.curlDetail = newValue } }
+    }
     /// The host concerned, for security and network failures.
-    public internal(set) var host: String?
+    public internal(set) var host: String? {
+        get { details.value.host }
+        set { update { $0.host = newValue } }
+    }
     /// The pins the host had to match (for ``Kind/pinMismatch``).
-    public internal(set) var expectedPins: [SPKIPin]
+    public internal(set) var expectedPins: [SPKIPin] {
+        get { details.value.expectedPins }
+        set { update { $0.expectedPins = newValue } }
+    }
     /// The authorization server's error response (`error`, `error_description`, `error_uri`).
-    public internal(set) var oauthError: OAuth2Error?
+    public internal(set) var oauthError: OAuth2Error? {
+        get { details.value.oauthError }
+        set { update { $0.oauthError = newValue } }
+    }
     /// The kind of resource request that failed, when a ``UserClient`` or ``DeviceClient`` sent it.
-    public internal(set) var requestKind: ResourceAccess.RequestKind?
+    public internal(set) var requestKind: ResourceAccess.RequestKind? {
+        get { details.value.requestKind }
+        set { update { $0.requestKind = newValue } }
+    }
     /// The authorization level whose token was involved.
-    public internal(set) var level: AuthorizationLevel?
+    public internal(set) var level: AuthorizationLevel? {
+        get { details.value.level }
+        set { update { $0.level = newValue } }
+    }
     /// The file concerned (a token store's file).
-    public internal(set) var filePath: String?
+    public internal(set) var filePath: String? {
+        get { details.value.filePath }
+        set { update { $0.filePath = newValue } }
+    }
     /// The error underneath, when there was one: another `CourierError`, or an error thrown
     /// by code of yours (a token store, a grant strategy, a middleware).
-    public internal(set) var underlying: (any Error & Sendable)?
+    public internal(set) var underlying: (any Error & Sendable)? {
+        get { details.value.underlying }
+        set { update { $0.underlying = newValue } }
+    }
     /// Where the error was made (`#fileID`).
-    public let file: String
+    public var file: String { details.value.file }
     /// Where the error was made (`#line`).
-    public let line: Int
+    public var line: Int { details.value.line }
+
+    /// Everything but the kind, in one shared box: an error is two words wherever it is kept
+    /// (a transfer holds two optional errors while it runs, ten thousand transfers at once).
+    private var details: Box
+
+    private final class Box: Sendable {
+        let value: Details
+        init(_ value: Details) { self.value = value }
+    }
+
+    private struct Details: Sendable {
+        var message: String
+        var endpoint: String?
+        var status: HTTPResponse.Status?
+        var response: Response?
+        var curlCode: Int?
+        var curlDetail: String?
+        var host: String?
+        var expectedPins: [SPKIPin]
+        var oauthError: OAuth2Error?
+        var requestKind: ResourceAccess.RequestKind?
+        var level: AuthorizationLevel?
+        var filePath: String?
+        var underlying: (any Error & Sendable)?
+        var file: String
+        var line: Int
+    }
+
+    private mutating func update(_ change: (inout Details) -> Void) {
+        var value = details.value
+        change(&value)
+        details = Box(value)
+    }
 
     /// Creates an error; for middleware, transports and token stores of your own, and as the
     /// expected error of a test (`#expect(throws: CourierError(.timedOut))`: errors are equal
@@ -133,20 +202,25 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         line: Int = #line
     ) {
         self.kind = kind
-        self.message = message
-        self.host = host
-        self.expectedPins = expectedPins
-        self.curlCode = curlCode
-        self.curlDetail = curlDetail
-        self.level = level
-        self.oauthError = oauthError
-        self.status = statusCode.map { HTTPResponse.Status.standard(code: $0) }
-        self.endpoint = endpoint
-        self.response = response
-        self.underlying = underlying
-        self.filePath = path
-        self.file = file
-        self.line = line
+        self.details = Box(
+            Details(
+                message: message,
+                endpoint: endpoint,
+                status: statusCode.map { HTTPResponse.Status.standard(code: $0) },
+                response: response,
+                curlCode: curlCode,
+                curlDetail: curlDetail,
+                host: host,
+                expectedPins: expectedPins,
+                oauthError: oauthError,
+                requestKind: nil,
+                level: level,
+                filePath: path,
+                underlying: underlying,
+                file: file,
+                line: line
+            )
+        )
     }
 
     /// The status code, when a response arrived.
