@@ -25,7 +25,18 @@ public struct Response: Sendable {
     /// Timings, byte counts, HTTP version and connection reuse, when the transport measured them.
     ///
     /// For a streamed body the metrics describe the transfer up to the response head.
-    public var metrics: Response.Metrics?
+    public var metrics: Response.Metrics? {
+        get { measured?.metrics }
+        set { measured = newValue.map(MetricsBox.init) }
+    }
+    /// The metrics in a shared box: a response is small wherever an async frame holds it, and
+    /// every request in flight has a few such frames.
+    private var measured: MetricsBox?
+
+    private final class MetricsBox: Sendable {
+        let metrics: Response.Metrics
+        init(_ metrics: Response.Metrics) { self.metrics = metrics }
+    }
     /// What the request addressed (method and path without query), set by the session.
     var endpoint: ResponseEndpoint?
 
@@ -38,7 +49,7 @@ public struct Response: Sendable {
     public init(head: HTTPResponse, body: Response.Body = Response.Body(), metrics: Response.Metrics? = nil) {
         self.head = head
         self.body = body
-        self.metrics = metrics
+        self.measured = metrics.map(MetricsBox.init)
     }
 
     /// The status code and reason phrase.
