@@ -296,9 +296,6 @@ extension CourierError {
         return copy
     }
 
-    /// Whether the error is one of the authorization kinds.
-    var isAuthorizationFailure: Bool { kind.domain == .authorization }
-
     /// Whether the error is one of the security kinds.
     var isSecurityFailure: Bool { kind.domain == .security }
 }

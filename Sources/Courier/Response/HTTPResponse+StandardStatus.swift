@@ -55,19 +55,19 @@ extension HTTPResponse.Status {
         case 504: .gatewayTimeout
         case 505: .httpVersionNotSupported
         case 511: .networkAuthenticationRequired
-        default: HTTPResponse.Status(code: code, reasonPhrase: className(of: code))
+        default: HTTPResponse.Status(code: code, reasonPhrase: className(of: HTTPResponse.Status(code: code).kind))
         }
     }
 
-    /// RFC 9110's name for the class of a status code.
-    private static func className(of code: Int) -> String {
-        switch code {
-        case 100...199: "Informational"
-        case 200...299: "Successful"
-        case 300...399: "Redirection"
-        case 400...499: "Client Error"
-        case 500...599: "Server Error"
-        default: "Unknown"
+    /// RFC 9110's name for a class of status codes.
+    private static func className(of kind: Kind) -> String {
+        switch kind {
+        case .informational: "Informational"
+        case .successful: "Successful"
+        case .redirection: "Redirection"
+        case .clientError: "Client Error"
+        case .serverError: "Server Error"
+        case .invalid: "Unknown"
         }
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import HTTPTypes
 
 extension Response {
     /// Returns the response when its status is accepted, and throws otherwise.
@@ -72,9 +73,9 @@ extension CourierError {
     /// ``Kind/serverError`` for 5xx, ``Kind/unexpectedStatus`` otherwise.
     static func status(of response: Response) -> CourierError {
         let kind: Kind =
-            switch response.statusCode {
-            case 400...499: .clientError
-            case 500...599: .serverError
+            switch response.status.kind {
+            case .clientError: .clientError
+            case .serverError: .serverError
             default: .unexpectedStatus
             }
         let endpoint = response.endpoint?.description

@@ -73,7 +73,7 @@ struct AuthBrokerTests {
         }
         #expect(grant.calls == 2)
         for result in results {
-            #expect(throws: CourierError.kind(.tokenRefreshFailed)) { try result.get() }
+            #expect(throws: CourierError(.tokenRefreshFailed)) { try result.get() }
         }
         // The next caller tries again.
         #expect(try await broker.token().token.accessToken == "t3")
@@ -114,7 +114,7 @@ struct AuthBrokerTests {
                 statusCode: 400
             )
         )
-        await #expect(throws: CourierError.kind(.userNotAuthenticated)) { try await broker.tokenRejected(signedIn) }
+        await #expect(throws: CourierError(.userNotAuthenticated)) { try await broker.tokenRejected(signedIn) }
         #expect(try await store.token(for: broker.storeKey) == nil)
         #expect(try await broker.currentToken() == nil)
     }
@@ -132,7 +132,7 @@ struct AuthBrokerTests {
         for _ in 0..<3 {
             token = try await broker.tokenRejected(token)  // a server that rejects every token
         }
-        await #expect(throws: CourierError.kind(.excessiveRefresh)) { try await broker.tokenRejected(token) }
+        await #expect(throws: CourierError(.excessiveRefresh)) { try await broker.tokenRejected(token) }
         #expect(grant.calls == 4)
         clock.advance(61)
         #expect(try await broker.tokenRejected(token).token.accessToken == "t5")
@@ -172,7 +172,7 @@ struct AuthBrokerTests {
         while !grant.isWaitingAtGate { await Task.yield() }
         let wiped = try await broker.wipe()
         #expect(wiped?.accessToken == "t1")
-        await #expect(throws: CourierError.kind(.userNotAuthenticated)) { try await waiter.value }
+        await #expect(throws: CourierError(.userNotAuthenticated)) { try await waiter.value }
         grant.release()
         try await Task.sleep(for: .milliseconds(20))
         #expect(try await broker.currentToken() == nil)
@@ -190,7 +190,7 @@ struct AuthBrokerTests {
             logger: nil,
             now: clock.function
         )
-        let error = await #expect(throws: CourierError.kind(.userNotAuthenticated)) { try await broker.token() }
+        let error = await #expect(throws: CourierError(.userNotAuthenticated)) { try await broker.token() }
         #expect(error?.level == .user)
     }
 

@@ -27,9 +27,9 @@ struct AuthClientTests {
     /// An authorization server that issues `user-N` (password, refresh with rotation),
     /// `device-N` (client credentials) and `implicit-N` (token exchange), and a gateway that
     /// accepts any token it issued.
-    static func servers() -> SecuredMockTransport {
+    static func servers() -> MockTransport {
         let counter = LockedBox(0)
-        return SecuredMockTransport { request, body in
+        return MockTransport(security: AuthFixtures.security) { request, body in
             let path = request.path ?? ""
             if request.authority == AuthFixtures.authHost {
                 #expect(request.headerFields[.authorization]?.hasPrefix("Basic ") == true)  // never a Bearer token
@@ -66,7 +66,7 @@ struct AuthClientTests {
     }
 
     func access(
-        _ transport: SecuredMockTransport,
+        _ transport: MockTransport,
         seen: LockedBox<[String]>,
         configure: (inout ResourceAccess.Configuration) -> Void = { _ in }
     ) throws -> ResourceAccess {
@@ -107,11 +107,11 @@ struct AuthClientTests {
         try await access.userClient.authenticate(username: "alice", password: "pw")
         await access.shutdown()
         let before = transport.requests.count
-        await #expect(throws: CourierError.kind(.shutDown)) { try await access.deviceClient.authenticate() }
-        await #expect(throws: CourierError.kind(.shutDown)) {
+        await #expect(throws: CourierError(.shutDown)) { try await access.deviceClient.authenticate() }
+        await #expect(throws: CourierError(.shutDown)) {
             _ = try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/x"))
         }
-        let exchanged = await #expect(throws: CourierError.kind(.shutDown)) {
+        let exchanged = await #expect(throws: CourierError(.shutDown)) {
             _ = try await access.userClient.sendExchangedRequest(
                 ResourceRequest(path: "/x"),
                 exchange: TokenExchangeRequest(scope: [.read], audience: ["after-shutdown"])
@@ -183,7 +183,7 @@ struct AuthClientTests {
         }
         let request = ResourceRequest(path: "/api/x")
         // No user yet: the user level's error, for the implicit request.
-        let early = await #expect(throws: CourierError.kind(.userNotAuthenticated)) {
+        let early = await #expect(throws: CourierError(.userNotAuthenticated)) {
             try await access.userClient.sendImplicitRequest(request)
         }
         #expect(early?.requestKind == .implicit)
@@ -195,7 +195,7 @@ struct AuthClientTests {
         _ = try await access.userClient.sendImplicitRequest(request)  // kept, not exchanged again
         #expect(subjects.withLock { $0 } == ["user-1"])
 
-        let device = await #expect(throws: CourierError.kind(.missingConfiguration)) {
+        let device = await #expect(throws: CourierError(.missingConfiguration)) {
             try await access.deviceClient.sendAnonymousRequest(request)
         }
         #expect(device?.requestKind == .anonymous)

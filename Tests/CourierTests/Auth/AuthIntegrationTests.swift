@@ -97,7 +97,7 @@ struct AuthIntegrationTests {
         let wrong = try access {
             $0.deviceClient = OAuth2ClientCredentials(clientID: "courier-device", clientSecret: "nope")
         }
-        let error = await #expect(throws: CourierError.kind(.clientAuthenticationFailed)) {
+        let error = await #expect(throws: CourierError(.clientAuthenticationFailed)) {
             try await wrong.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info"))
         }
         #expect(error?.requestKind == .anonymous)
@@ -115,7 +115,7 @@ struct AuthIntegrationTests {
         }
         #expect(delta == ["password": 1])
         #expect(await access.userClient.isAuthenticated)
-        let error = await #expect(throws: CourierError.kind(.grantRejected)) {
+        let error = await #expect(throws: CourierError(.grantRejected)) {
             try await access.userClient.authenticate(username: "alice", password: "wrong")
         }
         #expect(error?.oauthError?.code == .invalidGrant)
@@ -138,7 +138,7 @@ struct AuthIntegrationTests {
         #expect(second.refreshToken != first.refreshToken)
         // The rotated-out refresh token is dead.
         let endpoint = access.userClient.endpoint
-        let error = await #expect(throws: CourierError.kind(.grantRejected)) {
+        let error = await #expect(throws: CourierError(.grantRejected)) {
             try await endpoint.requestToken(
                 grantType: .refreshToken,
                 parameters: [("refresh_token", first.refreshToken ?? "")]
@@ -166,14 +166,14 @@ struct AuthIntegrationTests {
         #expect(profile["username"] as? String == "alice")
 
         // No user: the server redirects with access_denied.
-        await #expect(throws: CourierError.kind(.authorizationDenied)) {
+        await #expect(throws: CourierError(.authorizationDenied)) {
             try await access.userClient.authorize(redirectURI: redirect, browser: browser())
         }
         // A tampered state is caught before the code is used.
         let forged = browser { url in
             URL(string: url.absoluteString.replacingOccurrences(of: "state=", with: "state=forged"))!
         }
-        await #expect(throws: CourierError.kind(.invalidAuthorizationResponse)) {
+        await #expect(throws: CourierError(.invalidAuthorizationResponse)) {
             try await access.userClient.authorize(
                 redirectURI: redirect,
                 additionalParameters: [("login_hint", "alice")],
@@ -250,11 +250,11 @@ struct AuthIntegrationTests {
         let profile = ResourceRequest(path: "/api/user/profile")
 
         // Before sign-in: the user kinds fail with the kind that failed; the others work.
-        let authenticated = await #expect(throws: CourierError.kind(.userNotAuthenticated)) {
+        let authenticated = await #expect(throws: CourierError(.userNotAuthenticated)) {
             try await user.sendAuthenticatedRequest(profile)
         }
         #expect(authenticated?.requestKind == .authenticated)
-        let implicit = await #expect(throws: CourierError.kind(.userNotAuthenticated)) {
+        let implicit = await #expect(throws: CourierError(.userNotAuthenticated)) {
             try await user.sendImplicitRequest(profile)
         }
         #expect(implicit?.requestKind == .implicit)
@@ -322,7 +322,7 @@ struct AuthIntegrationTests {
         // A task's failure carries the request kind too.
         _ = await access.userClient.logout()
         let failing = try access.userClient.startImplicitRequest(ResourceRequest(path: "/api/user/profile"))
-        let error = await #expect(throws: CourierError.kind(.userNotAuthenticated)) { try await failing.value }
+        let error = await #expect(throws: CourierError(.userNotAuthenticated)) { try await failing.value }
         #expect(error?.requestKind == .implicit)
         await access.shutdown()
     }
@@ -398,7 +398,7 @@ struct AuthIntegrationTests {
         let token = try await access.userClient.authenticate(username: "alice", password: "wonderland")
         try await access.userClient.endpoint.revoke(try #require(token.refreshToken), hint: .refreshToken)
         try await admin.expireAll()
-        let error = await #expect(throws: CourierError.kind(.userNotAuthenticated)) {
+        let error = await #expect(throws: CourierError(.userNotAuthenticated)) {
             try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         }
         #expect(error?.oauthError?.code == .invalidGrant)
@@ -458,7 +458,7 @@ struct AuthIntegrationTests {
         let second = try access { $0.tokenStore = EncryptedFileTokenStore(path: path) }
         let grantsBefore = try await admin.grants()
         // The store's own kind, not wrapped, with the request kind and level.
-        let error = await #expect(throws: CourierError.kind(.tokenStoreTampered)) {
+        let error = await #expect(throws: CourierError(.tokenStoreTampered)) {
             try await second.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         }
         #expect(error?.requestKind == .authenticated)
@@ -495,7 +495,7 @@ struct AuthIntegrationTests {
         #expect(try await store.token(for: TokenStoreKey(clientID: "courier-user", level: .user)) == nil)
         #expect(try await store.token(for: TokenStoreKey(clientID: "courier-user", level: .implicit)) == nil)
         #expect(wiped.withLock { $0 })
-        await #expect(throws: CourierError.kind(.userNotAuthenticated)) {
+        await #expect(throws: CourierError(.userNotAuthenticated)) {
             try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         }
         // The device is not the user: its token stays.
@@ -533,7 +533,7 @@ struct AuthIntegrationTests {
         while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
 
         try await broker.wipe()
-        await #expect(throws: CourierError.kind(.userNotAuthenticated)) { try await renewal.value }
+        await #expect(throws: CourierError(.userNotAuthenticated)) { try await renewal.value }
         #expect(try await broker.currentToken() == nil)
 
         // The server issued new tokens to the abandoned renewal; the broker revokes them.
@@ -571,7 +571,7 @@ struct AuthIntegrationTests {
                 ChallengeCredential(user: "user", password: "nope")
             }
         }
-        let error = await #expect(throws: CourierError.kind(.challengeFailed)) {
+        let error = await #expect(throws: CourierError(.challengeFailed)) {
             try await wrong.deviceClient.sendUnauthenticatedRequest(ResourceRequest(path: url))
         }
         #expect(error?.requestKind == .unauthenticated)
@@ -583,13 +583,13 @@ struct AuthIntegrationTests {
     @Test func noTokenForAnUntrustedAbsoluteURL() async throws {
         let access = try access()
         try await access.userClient.authenticate(username: "alice", password: "wonderland")
-        let untrusted = await #expect(throws: CourierError.kind(.untrustedHost)) {
+        let untrusted = await #expect(throws: CourierError(.untrustedHost)) {
             try await access.userClient.sendAuthenticatedRequest(
                 ResourceRequest(path: "https://localhost:1/api/user/profile")
             )
         }
         #expect(untrusted?.requestKind == .authenticated)
-        await #expect(throws: CourierError.kind(.insecureScheme)) {
+        await #expect(throws: CourierError(.insecureScheme)) {
             try await access.userClient.sendAuthenticatedRequest(
                 ResourceRequest(path: self.env.oauthPlain.absoluteString + "/healthz")
             )
@@ -600,10 +600,10 @@ struct AuthIntegrationTests {
     @Test func anUnpinnedConfigurationIsRefused() throws {
         var configuration = env.configuration()
         configuration.transport.security = .unpinned
-        #expect(throws: CourierError.kind(.invalidConfiguration)) { try ResourceAccess(configuration: configuration) }
+        #expect(throws: CourierError(.invalidConfiguration)) { try ResourceAccess(configuration: configuration) }
         configuration = env.configuration()
         configuration.authorizationServer = AuthorizationServer(baseURL: env.oauthPlain)  // plain HTTP
-        #expect(throws: CourierError.kind(.invalidConfiguration)) { try ResourceAccess(configuration: configuration) }
+        #expect(throws: CourierError(.invalidConfiguration)) { try ResourceAccess(configuration: configuration) }
     }
 
     /// The authorization server's listener pinned to a key its certificate does not have: the
@@ -634,7 +634,7 @@ struct AuthIntegrationTests {
 
         let delta = try await grantDelta {
             // First sign-in.
-            let signIn = await #expect(throws: CourierError.kind(.pinMismatch)) {
+            let signIn = await #expect(throws: CourierError(.pinMismatch)) {
                 try await access.userClient.authenticate(username: "alice", password: "wonderland")
             }
             #expect(signIn?.kind != .tokenRefreshFailed)
@@ -644,7 +644,7 @@ struct AuthIntegrationTests {
             #expect(signIn?.expectedPins == [wrongPin])
 
             // The device token is obtained on demand: same kind, with the request kind that needed it.
-            let anonymous = await #expect(throws: CourierError.kind(.pinMismatch)) {
+            let anonymous = await #expect(throws: CourierError(.pinMismatch)) {
                 try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info"))
             }
             #expect(anonymous?.endpoint == tokenPath)

@@ -10,7 +10,7 @@ import Testing
 struct AuthMiddlewareTests {
     static let invalidToken: HTTPFields = [.wwwAuthenticate: #"Bearer realm="courier", error="invalid_token""#]
 
-    func session(_ middlewares: [any Middleware], transport: SecuredMockTransport) -> Session {
+    func session(_ middlewares: [any Middleware], transport: MockTransport) -> Session {
         let configuration = Session.Configuration(
             baseURL: URL(string: "https://\(AuthFixtures.apiHost)")!,
             middlewares: middlewares
@@ -19,8 +19,8 @@ struct AuthMiddlewareTests {
     }
 
     /// A resource server that accepts only the tokens in `valid`.
-    static func resourceServer(valid: Set<String>) -> SecuredMockTransport {
-        SecuredMockTransport { request, _ in
+    static func resourceServer(valid: Set<String>) -> MockTransport {
+        MockTransport(security: AuthFixtures.security) { request, _ in
             let token = request.headerFields[.authorization].map { String($0.dropFirst("Bearer ".count)) }
             guard let token, valid.contains(token) else {
                 return Response(head: HTTPResponse(status: .unauthorized, headerFields: invalidToken))
@@ -98,7 +98,7 @@ struct AuthMiddlewareTests {
         let clock = TestClock()
         let grant = ScriptedGrant(clock: clock)
         let broker = AuthFixtures.broker(grant: grant, clock: clock, level: .device)
-        let scope = SecuredMockTransport { _, _ in
+        let scope = MockTransport(security: AuthFixtures.security) { _, _ in
             Response(
                 head: HTTPResponse(
                     status: .unauthorized,
@@ -137,19 +137,19 @@ struct AuthMiddlewareTests {
             [BearerTokenMiddleware(broker: broker, policy: AuthFixtures.security)],
             transport: transport
         )
-        await #expect(throws: CourierError.kind(.untrustedHost)) {
+        await #expect(throws: CourierError(.untrustedHost)) {
             try await session.send(
                 HTTPRequest(method: .get, scheme: "https", authority: "evil.example", path: "/steal")
             )
         }
-        await #expect(throws: CourierError.kind(.insecureScheme)) {
+        await #expect(throws: CourierError(.insecureScheme)) {
             try await session.send(
                 HTTPRequest(method: .get, scheme: "http", authority: AuthFixtures.apiHost, path: "/plain")
             )
         }
         // Also when the session is unpinned (its transport reports no trust): the middleware
         // itself refuses.
-        let unpinned = SecuredMockTransport(security: .unpinned) { _, _ in Response(head: HTTPResponse(status: .ok)) }
+        let unpinned = MockTransport(security: .unpinned) { _, _ in Response(head: HTTPResponse(status: .ok)) }
         let plain = Session(
             configuration: .init(
                 baseURL: URL(string: "https://\(AuthFixtures.apiHost)")!,
@@ -159,7 +159,7 @@ struct AuthMiddlewareTests {
             ),
             transport: unpinned
         )
-        await #expect(throws: CourierError.kind(.untrustedHost)) {
+        await #expect(throws: CourierError(.untrustedHost)) {
             try await plain.send(HTTPRequest(method: .get, path: "/x"))
         }
         #expect(transport.requests.isEmpty)
@@ -169,9 +169,9 @@ struct AuthMiddlewareTests {
 
     // MARK: Challenges
 
-    static func basicServer(user: String, password: String) -> SecuredMockTransport {
+    static func basicServer(user: String, password: String) -> MockTransport {
         let expected = "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
-        return SecuredMockTransport { request, _ in
+        return MockTransport(security: AuthFixtures.security) { request, _ in
             guard request.headerFields[.authorization] == expected else {
                 return Response(
                     head: HTTPResponse(status: .unauthorized, headerFields: [.wwwAuthenticate: #"Basic realm="files""#])
@@ -209,7 +209,7 @@ struct AuthMiddlewareTests {
             [ChallengeMiddleware(provider: provider, policy: AuthFixtures.security)],
             transport: transport
         )
-        let error = await #expect(throws: CourierError.kind(.challengeFailed)) {
+        let error = await #expect(throws: CourierError(.challengeFailed)) {
             try await session.send(HTTPRequest(method: .get, path: "/files?x=1"))
         }
         #expect(error?.statusCode == 401)
@@ -230,7 +230,7 @@ struct AuthMiddlewareTests {
 
     @Test func aStaleDigestNonceIsAnsweredAgain() async throws {
         let attempts = LockedBox(0)
-        let transport = SecuredMockTransport { request, _ in
+        let transport = MockTransport(security: AuthFixtures.security) { request, _ in
             let attempt = attempts.withLock {
                 $0 += 1
                 return $0
@@ -274,7 +274,7 @@ struct AuthMiddlewareTests {
     }
 
     @Test func aResponseFilterRestartsTheRequestWithWhatItObtained() async throws {
-        let transport = SecuredMockTransport { request, _ in
+        let transport = MockTransport(security: AuthFixtures.security) { request, _ in
             guard request.headerFields[.cookie] == "session=obtained" else {
                 return Response(
                     head: HTTPResponse(status: .ok, headerFields: [HTTPField.Name("X-Login-Required")!: "1"])
@@ -290,14 +290,14 @@ struct AuthMiddlewareTests {
         #expect(String(decoding: response.data, as: UTF8.self) == "resource")
         #expect(transport.requests.count == 2)
 
-        let stubborn = SecuredMockTransport { _, _ in
+        let stubborn = MockTransport(security: AuthFixtures.security) { _, _ in
             Response(head: HTTPResponse(status: .ok, headerFields: [HTTPField.Name("X-Login-Required")!: "1"]))
         }
         let looping = self.session(
             [ResponseFilterMiddleware(filter: SessionCookieFilter(), policy: AuthFixtures.security)],
             transport: stubborn
         )
-        await #expect(throws: CourierError.kind(.challengeFailed)) {
+        await #expect(throws: CourierError(.challengeFailed)) {
             try await looping.send(HTTPRequest(method: .get, path: "/saml"))
         }
         #expect(stubborn.requests.count == 2)

@@ -95,20 +95,22 @@ struct AuthProtocolTests {
     @Test func malformedSuccessResponsesAreRefused() async throws {
         for body in [#"{"token_type":"Bearer"}"#, "not json", #"{"access_token":"a","token_type":"mac"}"#] {
             let (endpoint, _) = AuthFixtures.endpoint { _, _ in AuthFixtures.json(.ok, body) }
-            await #expect(throws: CourierError.kind(.invalidTokenResponse)) {
+            await #expect(throws: CourierError(.invalidTokenResponse)) {
                 try await endpoint.requestToken(grantType: .clientCredentials, parameters: [])
             }
         }
     }
 
     @Test func aTokenRequestToAnUntrustedHostIsRefusedBeforeSending() async throws {
-        let transport = SecuredMockTransport { _, _ in AuthFixtures.json(.ok, #"{"access_token":"a"}"#) }
+        let transport = MockTransport(security: AuthFixtures.security) { _, _ in
+            AuthFixtures.json(.ok, #"{"access_token":"a"}"#)
+        }
         let endpoint = TokenEndpoint(
             server: AuthorizationServer(baseURL: URL(string: "https://evil.example")!),
             client: AuthFixtures.client,
             transport: transport
         )
-        let error = await #expect(throws: CourierError.kind(.untrustedHost)) {
+        let error = await #expect(throws: CourierError(.untrustedHost)) {
             try await endpoint.requestToken(grantType: .clientCredentials, parameters: [])
         }
         #expect(error?.host == "evil.example")
@@ -145,7 +147,7 @@ struct AuthProtocolTests {
         let (refusing, _) = AuthFixtures.endpoint { _, _ in
             AuthFixtures.json(.badRequest, #"{"error":"unsupported_token_type"}"#)
         }
-        let error = await #expect(throws: CourierError.kind(.revocationFailed)) { try await refusing.revoke("tok") }
+        let error = await #expect(throws: CourierError(.revocationFailed)) { try await refusing.revoke("tok") }
         #expect(error?.oauthError?.code == .unsupportedTokenType)
     }
 
@@ -196,16 +198,16 @@ struct AuthProtocolTests {
             )
         }
         #expect(try code("http://127.0.0.1:53100/callback?code=abc&state=S1") == "abc")
-        #expect(throws: CourierError.kind(.invalidAuthorizationResponse)) {
+        #expect(throws: CourierError(.invalidAuthorizationResponse)) {
             try code("http://127.0.0.1/callback?code=abc&state=S2")
         }
-        #expect(throws: CourierError.kind(.invalidAuthorizationResponse)) {
+        #expect(throws: CourierError(.invalidAuthorizationResponse)) {
             try code("http://127.0.0.1/callback?code=abc")
         }
-        #expect(throws: CourierError.kind(.invalidAuthorizationResponse)) {
+        #expect(throws: CourierError(.invalidAuthorizationResponse)) {
             try code("http://evil.example/callback?code=abc&state=S1")
         }
-        let denied = #expect(throws: CourierError.kind(.authorizationDenied)) {
+        let denied = #expect(throws: CourierError(.authorizationDenied)) {
             try code("http://127.0.0.1/callback?error=access_denied&error_description=No+user&state=S1")
         }
         #expect(denied?.oauthError?.code == .accessDenied)
@@ -316,7 +318,7 @@ struct AuthProtocolTests {
         let a = CourierError(kind: .userNotAuthenticated, message: "a", statusCode: 400, endpoint: "POST /oauth/token")
         let b = CourierError(kind: .userNotAuthenticated, message: "b")
         #expect(a == b)
-        #expect(a != .kind(.excessiveRefresh))
+        #expect(a != CourierError(.excessiveRefresh))
         #expect(
             a.stableHash
                 == CourierError(

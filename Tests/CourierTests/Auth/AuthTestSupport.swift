@@ -96,32 +96,6 @@ final class ScriptedGrant: GrantStrategy, Sendable {
     }
 }
 
-/// A transport that never connects: it answers from a closure and reports a secured
-/// configuration (the fixture hosts by default), so a secured session or `ResourceAccess`
-/// runs every check on it.
-final class SecuredMockTransport: Transport {
-    let mock: MockTransport
-
-    init(security: SecurityConfiguration = AuthFixtures.security, responder: @escaping MockTransport.Responder) {
-        mock = MockTransport(security: security, responder: responder)
-    }
-
-    var requests: [MockTransport.RecordedRequest] { mock.requests }
-
-    var security: SecurityConfiguration { mock.security }
-
-    func execute(
-        _ request: HTTPRequest,
-        body: RequestBody?,
-        options: TransferOptions,
-        control: TransferControl
-    )
-        async throws -> Response
-    {
-        try await mock.execute(request, body: body, options: options, control: control)
-    }
-}
-
 enum AuthFixtures {
     static let authHost = "auth.example.test"
     static let apiHost = "api.example.test"
@@ -143,8 +117,8 @@ enum AuthFixtures {
         responder: @escaping MockTransport.Responder = { _, _ in
             Response(head: HTTPResponse(status: .internalServerError))
         }
-    ) -> (TokenEndpoint, SecuredMockTransport) {
-        let transport = SecuredMockTransport(responder: responder)
+    ) -> (TokenEndpoint, MockTransport) {
+        let transport = MockTransport(security: AuthFixtures.security, responder: responder)
         let endpoint = TokenEndpoint(server: server, client: client, transport: transport)
         return (endpoint, transport)
     }

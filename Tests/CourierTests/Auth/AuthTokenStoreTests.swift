@@ -80,7 +80,7 @@ struct AuthTokenStoreTests {
         }
         bytes.append(0)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        await #expect(throws: CourierError.kind(.tokenStoreTampered)) { try await store().token(for: userKey) }
+        await #expect(throws: CourierError(.tokenStoreTampered)) { try await store().token(for: userKey) }
     }
 
     @Test func aCutFileIsTruncated() async throws {
@@ -88,16 +88,16 @@ struct AuthTokenStoreTests {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         for length in [0, 3, 10, 30, bytes.count - 1] {
             try bytes.prefix(length).write(to: URL(fileURLWithPath: path))
-            await #expect(throws: CourierError.kind(.tokenStoreTruncated)) { try await store().token(for: userKey) }
+            await #expect(throws: CourierError(.tokenStoreTruncated)) { try await store().token(for: userKey) }
         }
     }
 
     @Test func anotherKeyIsWrongKeyAndWritesDoNotOverwrite() async throws {
         try await store().setToken(token("u"), for: userKey)
         let other = store(SymmetricKey(size: .bits256))
-        await #expect(throws: CourierError.kind(.tokenStoreWrongKey)) { try await other.token(for: userKey) }
+        await #expect(throws: CourierError(.tokenStoreWrongKey)) { try await other.token(for: userKey) }
         // A write with the wrong key must not replace the store it cannot read.
-        await #expect(throws: CourierError.kind(.tokenStoreWrongKey)) {
+        await #expect(throws: CourierError(.tokenStoreWrongKey)) {
             try await other.setToken(token("x"), for: deviceKey)
         }
         #expect(try await store().token(for: userKey) == token("u"))
@@ -105,7 +105,7 @@ struct AuthTokenStoreTests {
 
     @Test func anotherFileIsUnsupportedFormat() async throws {
         try Data("{\"access_token\": \"plain\"}".utf8).write(to: URL(fileURLWithPath: path))
-        await #expect(throws: CourierError.kind(.tokenStoreUnsupportedFormat)) { try await store().token(for: userKey) }
+        await #expect(throws: CourierError(.tokenStoreUnsupportedFormat)) { try await store().token(for: userKey) }
     }
 
     @Test func concurrentWritersInOneProcessDoNotInterleave() async throws {
@@ -143,7 +143,7 @@ struct AuthTokenStoreTests {
         // A new store instance (a restarted process) reads it with the same key.
         #expect(try await EncryptedFileTokenStore(path: path).token(for: userKey) == token("u"))
         try FileManager.default.removeItem(atPath: keyFile)
-        await #expect(throws: CourierError.kind(.tokenStoreWrongKey)) {
+        await #expect(throws: CourierError(.tokenStoreWrongKey)) {
             try await EncryptedFileTokenStore(path: path).token(for: userKey)
         }
     }
@@ -157,7 +157,7 @@ struct AuthTokenStoreTests {
         let grant = ScriptedGrant(clock: clock)
         let broker = AuthFixtures.broker(grant: grant, clock: clock, store: store())
         // Not wrapped: the store's kind surfaces, with the level whose token was involved.
-        let error = await #expect(throws: CourierError.kind(.tokenStoreTampered)) { try await broker.token() }
+        let error = await #expect(throws: CourierError(.tokenStoreTampered)) { try await broker.token() }
         #expect(error?.level == .user)
         #expect(error?.filePath == path)
         // Never a garbage token, and no grant to paper over the damage.
@@ -176,7 +176,7 @@ struct AuthTokenStoreTests {
         let clock = TestClock()
         let grant = ScriptedGrant(clock: clock)
         let broker = AuthFixtures.broker(grant: grant, clock: clock, level: .device, store: FailingStore())
-        let error = await #expect(throws: CourierError.kind(.tokenStoreFailed)) { try await broker.token() }
+        let error = await #expect(throws: CourierError(.tokenStoreFailed)) { try await broker.token() }
         #expect(error?.underlying is FailingStore.Failure)
         #expect(error?.level == .device)
         #expect(grant.calls == 0)

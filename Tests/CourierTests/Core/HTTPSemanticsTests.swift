@@ -23,6 +23,18 @@ struct HTTPSemanticsTests {
         await session.shutdown()
     }
 
+    @Test func anAbsoluteURLInThePathReachesThatServerNotTheBaseURL() async throws {
+        let env = try await TestServers.shared()
+        // The session's base URL is nginx; the request names httpbin itself.
+        let session = SessionFactory.session(env, .http)
+        let absolute = env.httpbin.absoluteString.trimmingSuffix("/") + "/anything/absolute?x=1"
+        let response = try await session.send(HTTPRequest(method: .get, path: absolute))
+        let echo = try json(response)
+        #expect((echo["url"] as? String)?.hasSuffix("/anything/absolute?x=1") == true)
+        #expect((echo["args"] as? [String: String])?["x"] == "1")
+        await session.shutdown()
+    }
+
     @Test func headRequestHasNoBody() async throws {
         let env = try await TestServers.shared()
         let session = SessionFactory.httpbin(env)
@@ -127,7 +139,7 @@ struct HTTPSemanticsTests {
         #expect(slow.status == .ok)
         #expect(slow.metrics.map { $0.timeToFirstByte >= .milliseconds(900) } == true)
         let hasty = SessionFactory.httpbin(env) { $0.timeout = .milliseconds(300) }
-        await #expect(throws: CourierError.kind(.timedOut)) {
+        await #expect(throws: CourierError(.timedOut)) {
             try await hasty.send(HTTPRequest(method: .get, path: "/delay/3"))
         }
         await patient.shutdown()
@@ -149,5 +161,11 @@ struct HTTPSemanticsTests {
         )
         #expect(buffered.data.count == 100_000)
         await session.shutdown()
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

@@ -24,7 +24,7 @@ struct ResponseHeadTests {
     }
 
     private func expectTooLarge(_ response: Data) async throws -> CourierError? {
-        await #expect(throws: CourierError.kind(.responseHeaderTooLarge)) { _ = try await send(response) }
+        await #expect(throws: CourierError(.responseHeaderTooLarge)) { _ = try await send(response) }
     }
 
     @Test func theStandardReasonPhraseReplacesTheServers() async throws {

@@ -50,7 +50,7 @@ struct SessionTests {
     @Test(arguments: ["ftp://host/x", "http://", "http://[::1/x", "http://user@host:99999/x"])
     func aMalformedAbsoluteURLInThePathIsRefusedAndNothingIsSent(path: String) async throws {
         let (session, transport) = session()
-        await #expect(throws: CourierError.kind(.invalidURL)) {
+        await #expect(throws: CourierError(.invalidURL)) {
             _ = try await session.send(HTTPRequest(method: .get, path: path))
         }
         #expect(transport.requests.isEmpty)
@@ -68,10 +68,10 @@ struct SessionTests {
             configuration: .init(baseURL: URL(string: "https://api.example.com")!),
             transport: transport
         )
-        await #expect(throws: CourierError.kind(.untrustedHost)) {
+        await #expect(throws: CourierError(.untrustedHost)) {
             _ = try await session.send(HTTPRequest(method: .get, path: "https://attacker.example/steal"))
         }
-        await #expect(throws: CourierError.kind(.insecureScheme)) {
+        await #expect(throws: CourierError(.insecureScheme)) {
             _ = try await session.send(HTTPRequest(method: .get, path: "http://api.example.com/x"))
         }
         #expect(transport.requests.isEmpty)
@@ -85,7 +85,7 @@ struct SessionTests {
             configuration: .init(baseURL: URL(string: "https://api.example.com")!),
             transport: transport
         )
-        let error = await #expect(throws: CourierError.kind(.timedOut)) {
+        let error = await #expect(throws: CourierError(.timedOut)) {
             _ = try await session.send(HTTPRequest(method: .post, path: "/items?token=secret"))
         }
         #expect(error?.endpoint == "POST /items")
@@ -104,13 +104,13 @@ struct SessionTests {
         }
         let session = Session(transport: transport)
         let request = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: path)
-        await #expect(throws: CourierError.kind(.invalidURL)) { _ = try await session.send(request) }
+        await #expect(throws: CourierError(.invalidURL)) { _ = try await session.send(request) }
         #expect(transport.requests.isEmpty)
     }
 
     @Test func aBaseURLCourierCannotUseIsNamedInTheError() async throws {
         let (session, transport) = session("http://127.1/")
-        let error = await #expect(throws: CourierError.kind(.invalidURL)) {
+        let error = await #expect(throws: CourierError(.invalidURL)) {
             _ = try await session.send(HTTPRequest(method: .get, path: "/x"))
         }
         #expect(error?.message.contains("http://127.1/") == true)
@@ -126,7 +126,7 @@ struct SessionTests {
         #expect(session.configuration.defaultHeaderFields[.acceptLanguage] == "de")
         await session.shutdown()
         await session.reconfigure { $0.defaultHeaderFields[.acceptLanguage] = "fr" }
-        await #expect(throws: CourierError.kind(.shutDown)) {
+        await #expect(throws: CourierError(.shutDown)) {
             _ = try await session.send(HTTPRequest(method: .get, path: "/c"))
         }
     }
@@ -144,7 +144,7 @@ struct SessionTests {
         let (session, transport) = session()
         var request = HTTPRequest(method: .get, path: "/")
         request.headerFields[.userAgent] = "Mine/1.0"
-        await #expect(throws: CourierError.kind(.reservedHeader)) { try await session.send(request) }
+        await #expect(throws: CourierError(.reservedHeader)) { try await session.send(request) }
         #expect(transport.requests.isEmpty)
     }
 
@@ -162,7 +162,7 @@ struct SessionTests {
 
     @Test func relativeRequestWithoutBaseURLIsRefused() async throws {
         let (session, transport) = session(nil)
-        await #expect(throws: CourierError.kind(.invalidURL)) {
+        await #expect(throws: CourierError(.invalidURL)) {
             try await session.send(HTTPRequest(method: .get, path: "/x"))
         }
         #expect(transport.requests.isEmpty)
@@ -170,7 +170,7 @@ struct SessionTests {
 
     @Test func nonHTTPSchemesAreRefused() async throws {
         let (session, transport) = session()
-        await #expect(throws: CourierError.kind(.invalidURL)) {
+        await #expect(throws: CourierError(.invalidURL)) {
             try await session.send(HTTPRequest(method: .get, scheme: "ftp", authority: "example.com", path: "/x"))
         }
         #expect(transport.requests.isEmpty)

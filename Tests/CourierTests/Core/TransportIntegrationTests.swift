@@ -192,7 +192,7 @@ struct TransportIntegrationTests {
         let session = SessionFactory.session(env, .http)
         _ = try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))
         await session.shutdown()
-        await #expect(throws: CourierError.kind(.shutDown)) {
+        await #expect(throws: CourierError(.shutDown)) {
             try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))
         }
     }

@@ -234,7 +234,7 @@ struct RequestsHTTPBinTests {
                 && !error.description.contains("s3cr3t")
         }
         let unavailable = try await session.send(ResourceRequest(path: "/status/503", method: .post))
-        #expect(throws: CourierError.kind(.serverError)) { try unavailable.validate() }
+        #expect(throws: CourierError(.serverError)) { try unavailable.validate() }
         await session.shutdown()
     }
 

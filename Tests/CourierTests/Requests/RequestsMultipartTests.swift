@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func givingUpAfterTooManyCollisionsIsAnError() {
-        #expect(throws: CourierError.kind(.encodingFailed)) {
+        #expect(throws: CourierError(.encodingFailed)) {
             try MultipartBody(parts: [.text("always", name: "f")], makeBoundary: { "always" })
         }
     }
@@ -115,7 +115,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let body = try MultipartBody(parts: [.file(atPath: path, name: "f")], makeBoundary: { "=_b_=" })
         try Data(count: 10).write(to: URL(fileURLWithPath: path))
-        await #expect(throws: CourierError.kind(.unreadableFile)) {
+        await #expect(throws: CourierError(.unreadableFile)) {
             for try await _ in MultipartBodySequence(segments: body.segments) {}
         }
     }

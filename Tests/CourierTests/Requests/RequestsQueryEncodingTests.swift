@@ -114,13 +114,13 @@ import Testing
     @Test(arguments: [ResourceRequest.QueryStringFormat.ArrayFormat.commaSeparated, .repeatedKeys])
     func scalarOnlyFormatsRefuseNestedElements(_ arrayFormat: ResourceRequest.QueryStringFormat.ArrayFormat) {
         let format = ResourceRequest.QueryStringFormat(arrayFormat: arrayFormat)
-        #expect(throws: CourierError.kind(.invalidParameter)) { try format.encode(["l": [[1], [2]]]) }
-        #expect(throws: CourierError.kind(.invalidParameter)) { try format.encode(["l": [["a": 1]]]) }
+        #expect(throws: CourierError(.invalidParameter)) { try format.encode(["l": [[1], [2]]]) }
+        #expect(throws: CourierError(.invalidParameter)) { try format.encode(["l": [["a": 1]]]) }
     }
 
     @Test(arguments: [Double.nan, .infinity, -.infinity])
     func nonFiniteNumbersAreTypedErrors(_ number: Double) {
-        #expect(throws: CourierError.kind(.invalidParameter)) {
+        #expect(throws: CourierError(.invalidParameter)) {
             try ResourceRequest.QueryStringFormat().encode(["x": ["y": [.double(number)]]])
         }
         do {
@@ -133,10 +133,10 @@ import Testing
     }
 
     @Test func emptyNamesAreRefused() {
-        #expect(throws: CourierError.kind(.invalidParameter)) {
+        #expect(throws: CourierError(.invalidParameter)) {
             try ResourceRequest.QueryStringFormat().encode(["": 1])
         }
-        #expect(throws: CourierError.kind(.invalidParameter)) {
+        #expect(throws: CourierError(.invalidParameter)) {
             try ResourceRequest.QueryStringFormat().encode(["a": ["": 1]])
         }
     }

@@ -101,7 +101,7 @@ import Testing
     func validateMapsStatusClasses(_ code: Int, kind: CourierError.Kind) {
         var response = Response(head: HTTPResponse(status: HTTPResponse.Status(code: code)))
         response.endpoint = ResponseEndpoint(method: .get, target: "/x")
-        #expect(throws: CourierError.kind(kind)) { try response.validate() }
+        #expect(throws: CourierError(kind)) { try response.validate() }
         #expect {
             try response.validate()
         } throws: { error in
@@ -121,7 +121,7 @@ import Testing
     @Test func errorsCompareByKind() {
         let a = CourierError(kind: .clientError, message: "a", statusCode: 404, endpoint: "GET /a")
         let b = CourierError(kind: .clientError, message: "b", statusCode: 409, endpoint: "PUT /b")
-        #expect(a == b && a.kind == .clientError && a != CourierError.kind(.serverError))
+        #expect(a == b && a.kind == .clientError && a != CourierError(.serverError))
         #expect(Set([a, b]).count == 1)
     }
 }

@@ -78,7 +78,7 @@ import Testing
             return error.kind == .undecodableBody && error.statusCode == 202 && error.endpoint == "GET /r"
                 && error.parameters["reason"] == "decoding" && error.response?.data == Data("not json".utf8)
         }
-        #expect(throws: CourierError.kind(.undecodableBody)) { try response.decodeXML(User.self) }
+        #expect(throws: CourierError(.undecodableBody)) { try response.decodeXML(User.self) }
     }
 
     @Test func decodeWorksOnErrorStatusesWhenAsked() throws {
@@ -90,7 +90,7 @@ import Testing
         )
         #expect(!response.isSuccessful)
         #expect(try response.decode(Problem.self).title == "Not here")
-        #expect(throws: CourierError.kind(.clientError)) { try response.validate().decode(Problem.self) }
+        #expect(throws: CourierError(.clientError)) { try response.validate().decode(Problem.self) }
     }
 
     @Test func aHandMadeResponseHasEveryView() {

@@ -39,13 +39,13 @@ import Testing
     func badInputNeverReachesTheTransport() async throws {
         let transport = MockTransport { _, _ in Response(head: HTTPResponse(status: .ok)) }
         let session = Self.session(transport)
-        await #expect(throws: CourierError.kind(.reservedHeader)) {
+        await #expect(throws: CourierError(.reservedHeader)) {
             try await session.send(ResourceRequest(path: "/x", headerFields: [.userAgent: "mine"]))
         }
-        await #expect(throws: CourierError.kind(.invalidParameter)) {
+        await #expect(throws: CourierError(.invalidParameter)) {
             try await session.send(ResourceRequest(path: "/x", parameters: ["n": .double(.nan)]))
         }
-        #expect(throws: CourierError.kind(.bodyNotAllowed)) {
+        #expect(throws: CourierError(.bodyNotAllowed)) {
             try session.task(for: ResourceRequest(path: "/x", body: .text("no")))
         }
         #expect(transport.requests.isEmpty)

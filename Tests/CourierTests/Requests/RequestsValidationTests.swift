@@ -200,7 +200,7 @@ import Testing
 
     @Test(arguments: cases)
     func badInputIsATypedError(_ testCase: Case) {
-        #expect(throws: CourierError.kind(testCase.expected)) { try testCase.request.makeHTTPRequest() }
+        #expect(throws: CourierError(testCase.expected)) { try testCase.request.makeHTTPRequest() }
     }
 
     /// Header names that are not RFC 9110 tokens cannot be made any more: `HTTPField.Name`
@@ -245,14 +245,14 @@ import Testing
 
     @Test func encodableBodiesWithNaNAreTypedErrors() {
         struct Reading: Encodable { let value: Double }
-        #expect(throws: CourierError.kind(.encodingFailed)) { try ResourceRequest.Body.json(Reading(value: .nan)) }
-        #expect(throws: CourierError.kind(.encodingFailed)) {
+        #expect(throws: CourierError(.encodingFailed)) { try ResourceRequest.Body.json(Reading(value: .nan)) }
+        #expect(throws: CourierError(.encodingFailed)) {
             try ResourceRequest.Body.xml(Reading(value: .infinity), rootElement: "reading")
         }
-        #expect(throws: CourierError.kind(.encodingFailed)) {
+        #expect(throws: CourierError(.encodingFailed)) {
             try ResourceRequest.Body.xml(Reading(value: 1), rootElement: "not a name")
         }
-        #expect(throws: CourierError.kind(.invalidParameter)) { try ParameterValue(encoding: Reading(value: .nan)) }
+        #expect(throws: CourierError(.invalidParameter)) { try ParameterValue(encoding: Reading(value: .nan)) }
     }
 
     @Test(arguments: [

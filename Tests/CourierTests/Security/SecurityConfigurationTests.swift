@@ -20,7 +20,7 @@ struct SecurityConfigurationTests {
         "", "sha256//", "sha256//AAAA", "sha1//" + Data(count: 32).base64EncodedString(), "not base64 at all!!",
     ])
     func refusesMalformedPins(_ text: String) {
-        #expect(throws: CourierError.kind(.invalidConfiguration)) { try SPKIPin(text) }
+        #expect(throws: CourierError(.invalidConfiguration)) { try SPKIPin(text) }
     }
 
     @Test(arguments: [
@@ -28,7 +28,7 @@ struct SecurityConfigurationTests {
         "**.example.com",
     ])
     func refusesMalformedHostPatterns(_ pattern: String) {
-        #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        #expect(throws: CourierError(.invalidConfiguration)) {
             try TrustPolicy(host: pattern, pins: [SecuritySupport.unrelatedPin])
         }
     }
@@ -47,21 +47,21 @@ struct SecurityConfigurationTests {
     }
 
     @Test func aTrustedHostIsAlwaysPinned() {
-        let error = #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        let error = #expect(throws: CourierError(.invalidConfiguration)) {
             try TrustPolicy(host: "api.example.com")
         }
         #expect(error?.host == "api.example.com")
     }
 
     @Test func refusesEmptyAndAmbiguousTrustSets() throws {
-        #expect(throws: CourierError.kind(.invalidConfiguration)) { try SecurityConfiguration.secured(trust: []) }
+        #expect(throws: CourierError(.invalidConfiguration)) { try SecurityConfiguration.secured(trust: []) }
         let one = try TrustPolicy(host: "api.example.com", pins: [SecuritySupport.unrelatedPin])
         let again = try TrustPolicy(host: "API.example.com", pins: [SecuritySupport.unrelatedPin])
-        #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        #expect(throws: CourierError(.invalidConfiguration)) {
             try SecurityConfiguration.secured(trust: [one, again])
         }
         let wildcard = try TrustPolicy(host: "*.example.com", pins: [SecuritySupport.unrelatedPin])
-        #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        #expect(throws: CourierError(.invalidConfiguration)) {
             try SecurityConfiguration.secured(trust: [wildcard, wildcard])
         }
     }
@@ -89,17 +89,17 @@ struct SecurityConfigurationTests {
         }
         #expect((try? security.checkCredentialTarget(request("localhost:8443"))) != nil)
         #expect((try? security.checkCredentialTarget(request("LocalHost.:8443"))) != nil)
-        let otherPort = #expect(throws: CourierError.kind(.untrustedHost)) {
+        let otherPort = #expect(throws: CourierError(.untrustedHost)) {
             try security.checkCredentialTarget(request("localhost:9443"))
         }
         #expect(otherPort?.host == "localhost:9443")
         #expect(otherPort?.message.contains("localhost:9443") == true)
-        let defaultPort = #expect(throws: CourierError.kind(.untrustedHost)) {
+        let defaultPort = #expect(throws: CourierError(.untrustedHost)) {
             try security.checkCredentialTarget(request("localhost"))
         }
         #expect(defaultPort?.host == "localhost")
         // An explicit :443 is the default port, still not 8443.
-        #expect(throws: CourierError.kind(.untrustedHost)) {
+        #expect(throws: CourierError(.untrustedHost)) {
             try security.checkCredentialTarget(request("localhost:443"))
         }
     }
@@ -115,7 +115,7 @@ struct SecurityConfigurationTests {
             HTTPRequest(method: .get, scheme: "https", authority: authority, path: "/")
         }
         #expect((try? security.checkCredentialTarget(request("[::1]:8443"))) != nil)
-        let error = #expect(throws: CourierError.kind(.untrustedHost)) {
+        let error = #expect(throws: CourierError(.untrustedHost)) {
             try security.checkCredentialTarget(request("[::1]:9443"))
         }
         // An IPv6 host with a port must keep its brackets, as the TLS path writes it
@@ -151,13 +151,13 @@ struct SecurityConfigurationTests {
         let pins = [SecuritySupport.unrelatedPin]
         let one = try TrustPolicy(host: "localhost", port: 8443, pins: pins)
         let again = try TrustPolicy(host: "LOCALHOST.", port: 8443, pins: pins)
-        let error = #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        let error = #expect(throws: CourierError(.invalidConfiguration)) {
             try SecurityConfiguration.secured(trust: [one, again])
         }
         #expect(error?.host == "localhost")
         #expect(error?.message.contains("localhost:8443") == true)
         let wildcard = try TrustPolicy(host: "*.example.com", port: 8443, pins: pins)
-        #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        #expect(throws: CourierError(.invalidConfiguration)) {
             try SecurityConfiguration.secured(trust: [wildcard, wildcard])
         }
         // Another port of the same host, or the same host for every port, is a different policy.
@@ -169,7 +169,7 @@ struct SecurityConfigurationTests {
 
     @Test(arguments: [0, -1, 65536, 70000, Int.max])
     func refusesAPortOutsideTheValidRange(_ port: Int) {
-        let error = #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        let error = #expect(throws: CourierError(.invalidConfiguration)) {
             try TrustPolicy(host: "localhost", port: port, pins: [SecuritySupport.unrelatedPin])
         }
         #expect(error?.host == "localhost")
@@ -183,12 +183,12 @@ struct SecurityConfigurationTests {
 
     @Test func readsCertificateFilesWhenTheConfigurationIsMade() throws {
         let missing = "/nonexistent/courier-\(UUID().uuidString).pem"
-        #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        #expect(throws: CourierError(.invalidConfiguration)) {
             try SecurityConfiguration.secured(trust: [
                 try TrustPolicy(host: "a.example", pinnedCertificateAuthorities: missing)
             ])
         }
-        #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        #expect(throws: CourierError(.invalidConfiguration)) {
             try SecurityConfiguration.secured(trust: [
                 try TrustPolicy(
                     host: "a.example",
@@ -197,8 +197,8 @@ struct SecurityConfigurationTests {
                 )
             ])
         }
-        #expect(throws: CourierError.kind(.invalidConfiguration)) { try SPKIPin(certificateFile: missing) }
-        #expect(throws: CourierError.kind(.invalidConfiguration)) { try SPKIPin(certificateFile: "/etc/hostname") }
+        #expect(throws: CourierError(.invalidConfiguration)) { try SPKIPin(certificateFile: missing) }
+        #expect(throws: CourierError(.invalidConfiguration)) { try SPKIPin(certificateFile: "/etc/hostname") }
     }
 
     @Test func comparesAndDescribesConfigurations() throws {

@@ -63,7 +63,7 @@ struct SecurityCredentialConfinementTests {
             credentials: (Self.token, Self.cookie)
         )
         let body = Data("card=4111111111111111".utf8)
-        let error = await #expect(throws: CourierError.kind(.crossOriginRedirect)) {
+        let error = await #expect(throws: CourierError(.crossOriginRedirect)) {
             try await session.send(HTTPRequest(method: .post, path: "/redirect/cross-origin-307"), body: .data(body))
         }
         #expect(error?.host == "localhost")
@@ -83,7 +83,7 @@ struct SecurityCredentialConfinementTests {
             trust: [try TrustPolicy(host: "127.0.0.1", pins: [try SecuritySupport.pin(env.rootPin)])],
             credentials: (Self.token, Self.cookie)
         )
-        let error = await #expect(throws: CourierError.kind(.untrustedHost)) {
+        let error = await #expect(throws: CourierError(.untrustedHost)) {
             try await session.send(HTTPRequest(method: .get, path: "/redirect/cross-origin"))
         }
         // The authority the redirect led to, as the connection named it.
@@ -103,7 +103,7 @@ struct SecurityCredentialConfinementTests {
             caBundle: .some(bothRoots),
             credentials: (Self.token, Self.cookie)
         )
-        await #expect(throws: CourierError.kind(.pinMismatch)) {
+        await #expect(throws: CourierError(.pinMismatch)) {
             try await session.send(HTTPRequest(method: .get, path: "/redirect/to-attacker"))
         }
         await SecuritySupport.close(session)
@@ -116,7 +116,7 @@ struct SecurityCredentialConfinementTests {
             trust: try trustBoth(env),
             credentials: (Self.token, Self.cookie)
         )
-        await #expect(throws: CourierError.kind(.insecureRedirect)) {
+        await #expect(throws: CourierError(.insecureRedirect)) {
             try await session.send(HTTPRequest(method: .get, path: "/redirect/to-http"))
         }
         await SecuritySupport.close(session)
@@ -131,7 +131,7 @@ struct SecurityCredentialConfinementTests {
         )
         let port = env.nginxAttacker.port!
         let marker = SecuritySupport.uniquePath()
-        let error = await #expect(throws: CourierError.kind(.untrustedHost)) {
+        let error = await #expect(throws: CourierError(.untrustedHost)) {
             try await session.send(
                 HTTPRequest(method: .get, scheme: "https", authority: "localhost:\(port)", path: marker)
             )
@@ -140,7 +140,7 @@ struct SecurityCredentialConfinementTests {
         #expect(error?.message.contains("localhost:\(port)") == true)
         // The same through a resource request whose path is an absolute URL.
         let resourceMarker = SecuritySupport.uniquePath()
-        await #expect(throws: CourierError.kind(.untrustedHost)) {
+        await #expect(throws: CourierError(.untrustedHost)) {
             try await session.send(ResourceRequest(path: "https://localhost:\(port)\(resourceMarker)"))
         }
         try await SecuritySupport.expectNeverReached(env, .attacker, marker: marker)
@@ -152,7 +152,7 @@ struct SecurityCredentialConfinementTests {
         let env = try await TestServers.shared()
         let session = try SecuritySupport.session(env, .http, trust: try trustBoth(env))
         let marker = SecuritySupport.uniquePath()
-        await #expect(throws: CourierError.kind(.insecureScheme)) {
+        await #expect(throws: CourierError(.insecureScheme)) {
             try await session.send(HTTPRequest(method: .get, path: marker))
         }
         // The transport refuses plain HTTP too, for a request that bypasses the session.
@@ -182,7 +182,7 @@ struct SecurityCredentialConfinementTests {
         )
         let transport = try #require(session.transport as? CurlTransport)
         let marker = SecuritySupport.uniquePath()
-        let error = await #expect(throws: CourierError.kind(.untrustedHost)) {
+        let error = await #expect(throws: CourierError(.untrustedHost)) {
             try await transport.execute(
                 HTTPRequest(
                     method: .get,
@@ -205,11 +205,11 @@ struct SecurityCredentialConfinementTests {
         let session = try SecuritySupport.session(env, trust: try trustBoth(env))
         var withAuthorization = HTTPRequest(method: .get, path: "/bytes/0")
         withAuthorization.headerFields[.authorization] = "Bearer caller"
-        await #expect(throws: CourierError.kind(.reservedHeader)) { try await session.send(withAuthorization) }
+        await #expect(throws: CourierError(.reservedHeader)) { try await session.send(withAuthorization) }
         var withUserAgent = HTTPRequest(method: .get, path: "/bytes/0")
         withUserAgent.headerFields[.userAgent] = "curl/8"
-        await #expect(throws: CourierError.kind(.reservedHeader)) { try await session.send(withUserAgent) }
-        await #expect(throws: CourierError.kind(.reservedHeader)) {
+        await #expect(throws: CourierError(.reservedHeader)) { try await session.send(withUserAgent) }
+        await #expect(throws: CourierError(.reservedHeader)) {
             try await session.send(ResourceRequest(path: "/bytes/0", headerFields: [.authorization: "Bearer caller"]))
         }
         await SecuritySupport.close(session)
@@ -225,7 +225,7 @@ struct SecurityCredentialConfinementTests {
                 configuration: .init(proxy: .none, trustedCertificateBundlePath: env.caBundle, security: security)
             )
         )
-        await #expect(throws: CourierError.kind(.reservedHeader)) {
+        await #expect(throws: CourierError(.reservedHeader)) {
             try await defaults.send(HTTPRequest(method: .get, path: "/bytes/0"))
         }
         await SecuritySupport.close(defaults)
@@ -254,27 +254,27 @@ struct SecurityCredentialConfinementTests {
         )
 
         // Plain HTTP, as an absolute request or an absolute resource path.
-        let http = await #expect(throws: CourierError.kind(.insecureScheme)) {
+        let http = await #expect(throws: CourierError(.insecureScheme)) {
             try await session.send(
                 HTTPRequest(method: .get, scheme: "http", authority: "api.example.com", path: "/users")
             )
         }
         #expect(http?.host == "api.example.com")
-        await #expect(throws: CourierError.kind(.insecureScheme)) {
+        await #expect(throws: CourierError(.insecureScheme)) {
             try await session.send(ResourceRequest(path: "http://api.example.com/users"))
         }
         // A host without a policy.
-        let untrusted = await #expect(throws: CourierError.kind(.untrustedHost)) {
+        let untrusted = await #expect(throws: CourierError(.untrustedHost)) {
             try await session.send(
                 HTTPRequest(method: .get, scheme: "https", authority: "evil.example.com", path: "/users")
             )
         }
         #expect(untrusted?.host == "evil.example.com")
-        await #expect(throws: CourierError.kind(.untrustedHost)) {
+        await #expect(throws: CourierError(.untrustedHost)) {
             try await session.send(ResourceRequest(path: "https://evil.example.com/users"))
         }
         // User information in the authority.
-        await #expect(throws: CourierError.kind(.invalidURL)) {
+        await #expect(throws: CourierError(.invalidURL)) {
             try await session.send(
                 HTTPRequest(method: .get, scheme: "https", authority: "user:pw@api.example.com", path: "/users")
             )
@@ -282,9 +282,9 @@ struct SecurityCredentialConfinementTests {
         // A caller-set Authorization, on the request or as a default field.
         var withAuthorization = HTTPRequest(method: .get, path: "/users")
         withAuthorization.headerFields[.authorization] = "Bearer caller"
-        await #expect(throws: CourierError.kind(.reservedHeader)) { try await session.send(withAuthorization) }
+        await #expect(throws: CourierError(.reservedHeader)) { try await session.send(withAuthorization) }
         await session.reconfigure { $0.defaultHeaderFields[.authorization] = "Bearer default" }
-        await #expect(throws: CourierError.kind(.reservedHeader)) {
+        await #expect(throws: CourierError(.reservedHeader)) {
             try await session.send(HTTPRequest(method: .get, path: "/users"))
         }
         // The responder never ran and the transport recorded nothing.
@@ -325,7 +325,7 @@ struct SecurityCredentialConfinementTests {
             configuration: .init(baseURL: URL(string: "https://api.example.com/v1")!, middlewares: [credentials]),
             transport: mock
         )
-        await #expect(throws: CourierError.kind(.untrustedHost)) {
+        await #expect(throws: CourierError(.untrustedHost)) {
             try await withCredentials.send(HTTPRequest(method: .get, path: "/users"))
         }
         #expect(calls.withLock { $0 } == 2)
@@ -374,19 +374,19 @@ struct SecurityCredentialConfinementTests {
             deviceClient: OAuth2ClientCredentials(clientID: "device", clientSecret: "device-secret")
         )
         let (unpinned, calls) = securedMock(.unpinned)
-        let error = #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        let error = #expect(throws: CourierError(.invalidConfiguration)) {
             try ResourceAccess(configuration: configuration, transport: unpinned)
         }
         #expect(error?.message.contains("unpinned") == true)
         // The transport's security counts, not the configuration's.
         let plainCurl = CurlTransport(configuration: .init(proxy: .none))
-        #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        #expect(throws: CourierError(.invalidConfiguration)) {
             try ResourceAccess(configuration: configuration, transport: plainCurl)
         }
         await plainCurl.shutdown()
         var unpinnedConfiguration = configuration
         unpinnedConfiguration.transport = .init(proxy: .none)
-        #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        #expect(throws: CourierError(.invalidConfiguration)) {
             try ResourceAccess(configuration: unpinnedConfiguration)
         }
 
@@ -395,7 +395,7 @@ struct SecurityCredentialConfinementTests {
             try TrustPolicy(host: "other.example.com", pins: [SecuritySupport.unrelatedPin])
         ])
         let (wrongHosts, _) = securedMock(elsewhere)
-        let untrusted = #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        let untrusted = #expect(throws: CourierError(.invalidConfiguration)) {
             try ResourceAccess(configuration: configuration, transport: wrongHosts)
         }
         #expect(untrusted?.host == "api.example.com")
@@ -426,21 +426,21 @@ struct SecurityCredentialConfinementTests {
         #expect(!mayAttach(security, HTTPRequest(method: .get, path: "/relative")))
         #expect(!mayAttach(.unpinned, request("https", "api.example.com")))
 
-        #expect(throws: CourierError.kind(.insecureScheme)) {
+        #expect(throws: CourierError(.insecureScheme)) {
             try security.checkCredentialTarget(request("http", "api.example.com"))
         }
-        let evil = #expect(throws: CourierError.kind(.untrustedHost)) {
+        let evil = #expect(throws: CourierError(.untrustedHost)) {
             try security.checkCredentialTarget(request("https", "evil.example.com"))
         }
         #expect(evil?.host == "evil.example.com")
-        let userInfo = #expect(throws: CourierError.kind(.invalidURL)) {
+        let userInfo = #expect(throws: CourierError(.invalidURL)) {
             try security.checkCredentialTarget(request("https", "user:pw@api.example.com"))
         }
         #expect(userInfo?.message.contains("pw") == false)
-        #expect(throws: CourierError.kind(.invalidURL)) {
+        #expect(throws: CourierError(.invalidURL)) {
             try security.checkCredentialTarget(HTTPRequest(method: .get, path: "/relative"))
         }
-        let unpinned = #expect(throws: CourierError.kind(.untrustedHost)) {
+        let unpinned = #expect(throws: CourierError(.untrustedHost)) {
             try SecurityConfiguration.unpinned.checkCredentialTarget(request("https", "api.example.com"))
         }
         #expect(unpinned?.host == "api.example.com")
@@ -458,7 +458,7 @@ struct SecurityCredentialConfinementTests {
         )
         _ = try await session.send(HTTPRequest(method: .get, path: "/users"))
         #expect(mock.requests.last?.request.headerFields[.authorization] == "Bearer \(token)")
-        await #expect(throws: CourierError.kind(.untrustedHost)) {
+        await #expect(throws: CourierError(.untrustedHost)) {
             try await session.send(request("https", "evil.example.com"))
         }
         #expect(calls.withLock { $0 } == 1)

@@ -58,7 +58,7 @@ struct SecurityHeaderInjectionTests {
         let (session, mock) = mockSession()
         let name = try #require(HTTPField.Name("X-Note"))
         let field = HTTPField(name: name, lenientValue: Array("a\(bad)b".utf8))
-        await #expect(throws: CourierError.kind(.invalidHeader)) {
+        await #expect(throws: CourierError(.invalidHeader)) {
             try await session.send(ResourceRequest(path: "/a", headerFields: HTTPFields([field])))
         }
         #expect(mock.requests.isEmpty)

@@ -137,7 +137,7 @@ struct SecurityLogRedactionTests {
             middlewares: [logging],
             credentials: (rotated.access_token, "session=\(rotated.access_token)")
         )
-        await #expect(throws: CourierError.kind(.pinMismatch)) {
+        await #expect(throws: CourierError(.pinMismatch)) {
             try await secured.send(HTTPRequest(method: .get, path: "/httpbin/headers"), logger: logger)
         }
         await SecuritySupport.close(secured)

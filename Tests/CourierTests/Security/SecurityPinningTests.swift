@@ -82,7 +82,7 @@ struct SecurityPinningTests {
             trust: [try TrustPolicy(host: "127.0.0.1", pinnedCertificateAuthorities: env.attackerCA)]
         )
         let marker = SecuritySupport.uniquePath()
-        await #expect(throws: CourierError.kind(.tlsFailure)) {
+        await #expect(throws: CourierError(.tlsFailure)) {
             try await session.send(HTTPRequest(method: .get, path: marker))
         }
         try await SecuritySupport.expectNeverReached(env, .https, marker: marker)
@@ -101,7 +101,7 @@ struct SecurityPinningTests {
             caBundle: .some(bothRoots)
         )
         let marker = SecuritySupport.uniquePath()
-        let error = await #expect(throws: CourierError.kind(.pinMismatch)) {
+        let error = await #expect(throws: CourierError(.pinMismatch)) {
             try await session.send(HTTPRequest(method: .get, path: marker))
         }
         #expect(error?.host == "127.0.0.1")
@@ -138,7 +138,7 @@ struct SecurityPinningTests {
             caBundle: .some(nil)
         )
         let port = env.nginxHTTPS.port!
-        await #expect(throws: CourierError.kind(.tlsFailure)) {
+        await #expect(throws: CourierError(.tlsFailure)) {
             try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))
         }
         for _ in 0..<2 {
@@ -146,7 +146,7 @@ struct SecurityPinningTests {
                 HTTPRequest(method: .get, scheme: "https", authority: "localhost:\(port)", path: "/bytes/0")
             )
             #expect(trusted.status == .ok)
-            await #expect(throws: CourierError.kind(.tlsFailure)) {
+            await #expect(throws: CourierError(.tlsFailure)) {
                 try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))
             }
         }
@@ -161,7 +161,7 @@ struct SecurityPinningTests {
             allowsHTTP2: false
         )
         for _ in 0..<3 {
-            await #expect(throws: CourierError.kind(.pinMismatch)) {
+            await #expect(throws: CourierError(.pinMismatch)) {
                 try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))
             }
         }
@@ -197,7 +197,7 @@ struct SecurityPinningTests {
             credentials: ("port-token-\(UUID().uuidString)", "session=port-cookie")
         )
         let marker = SecuritySupport.uniquePath()
-        let error = await #expect(throws: CourierError.kind(.untrustedHost)) {
+        let error = await #expect(throws: CourierError(.untrustedHost)) {
             try await session.send(HTTPRequest(method: .get, path: marker))
         }
         // The host and port that have no policy, as the request named them.
@@ -208,7 +208,7 @@ struct SecurityPinningTests {
         // Bypassing the session, the transport refuses the connection in the handshake.
         let transport = try #require(session.transport as? CurlTransport)
         let bypassMarker = SecuritySupport.uniquePath()
-        let refused = await #expect(throws: CourierError.kind(.untrustedHost)) {
+        let refused = await #expect(throws: CourierError(.untrustedHost)) {
             try await transport.execute(
                 HTTPRequest(method: .get, scheme: "https", authority: "127.0.0.1:\(port)", path: bypassMarker),
                 body: nil,
@@ -250,7 +250,7 @@ struct SecurityPinningTests {
             ]
         )
         let marker = SecuritySupport.uniquePath()
-        let error = await #expect(throws: CourierError.kind(.pinMismatch)) {
+        let error = await #expect(throws: CourierError(.pinMismatch)) {
             try await session.send(HTTPRequest(method: .get, path: marker))
         }
         #expect(error?.host == "127.0.0.1")

@@ -17,7 +17,7 @@ struct SecurityTLSPolicyTests {
             )
         )
         let session = Session(configuration: .init(baseURL: env.url(.tls12)), transport: transport)
-        await #expect(throws: CourierError.kind(.tlsFailure)) {
+        await #expect(throws: CourierError(.tlsFailure)) {
             try await session.send(HTTPRequest(method: .get, path: "/bytes/0"))
         }
         #expect(transport.security.description == "SecurityConfiguration.unpinned(TLS ≥ 1.3)")
@@ -30,7 +30,7 @@ struct SecurityTLSPolicyTests {
         let trust = [try TrustPolicy(host: "127.0.0.1", pins: [try SecuritySupport.pin(env.rootPin)])]
         let strict = try SecuritySupport.session(env, .tls12, trust: trust, minimumTLSVersion: .v1_3)
         let marker = SecuritySupport.uniquePath()
-        let error = await #expect(throws: CourierError.kind(.tlsFailure)) {
+        let error = await #expect(throws: CourierError(.tlsFailure)) {
             try await strict.send(HTTPRequest(method: .get, path: marker))
         }
         #expect(error?.curlCode == 35)
@@ -67,7 +67,7 @@ struct SecurityTLSPolicyTests {
             ]
         )
         let marker = SecuritySupport.uniquePath()
-        let error = await #expect(throws: CourierError.kind(.tlsFailure)) {
+        let error = await #expect(throws: CourierError(.tlsFailure)) {
             try await session.send(HTTPRequest(method: .get, path: marker))
         }
         #expect(error?.message.contains("expired") == true)
@@ -84,7 +84,7 @@ struct SecurityTLSPolicyTests {
             trust: [try TrustPolicy(host: "127.0.0.1", pins: [try SecuritySupport.pin(env.intermediatePin)])]
         )
         let marker = SecuritySupport.uniquePath()
-        let error = await #expect(throws: CourierError.kind(.tlsFailure)) {
+        let error = await #expect(throws: CourierError(.tlsFailure)) {
             try await session.send(HTTPRequest(method: .get, path: marker))
         }
         #expect(error?.message.contains("subject name") == true)
@@ -185,7 +185,7 @@ struct SecurityTLSPolicyTests {
             privateKeyFile: encryptedKey,
             password: "wrong"
         )
-        let error = #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        let error = #expect(throws: CourierError(.invalidConfiguration)) {
             try SecurityConfiguration.secured(trust: [
                 try TrustPolicy(host: "127.0.0.1", pins: pins, clientCertificate: wrongPassword)
             ])
@@ -198,7 +198,7 @@ struct SecurityTLSPolicyTests {
         dump(wrongPassword, to: &dumped)
         #expect(dumped.contains("wrong") == false)
 
-        #expect(throws: CourierError.kind(.invalidConfiguration)) {
+        #expect(throws: CourierError(.invalidConfiguration)) {
             try SecurityConfiguration.secured(trust: [
                 try TrustPolicy(
                     host: "127.0.0.1",
