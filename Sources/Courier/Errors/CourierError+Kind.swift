@@ -60,8 +60,14 @@ extension CourierError {
         public static let couldNotResolveHost = Kind(.couldNotResolveHost)
         /// No connection could be established.
         public static let couldNotConnect = Kind(.couldNotConnect)
-        /// A connect or total timeout expired.
+        /// The request's deadline or the session's total timeout passed before the response was
+        /// complete.
         public static let timedOut = Kind(.timedOut)
+        /// No connection could be established within the connect timeout.
+        public static let connectTimedOut = Kind(.connectTimedOut)
+        /// No byte arrived or left for as long as the stall timeout allows: the server or the
+        /// network stopped moving the transfer.
+        public static let stalled = Kind(.stalled)
         /// The TLS handshake or certificate verification failed (a pin mismatch is
         /// ``pinMismatch``).
         public static let tlsFailure = Kind(.tlsFailure)
@@ -176,6 +182,8 @@ extension CourierError {
         case couldNotResolveHost
         case couldNotConnect
         case timedOut
+        case connectTimedOut
+        case stalled
         case tlsFailure
         case connectionClosed
         case tooManyRedirects
@@ -220,7 +228,8 @@ extension CourierError {
             case .invalidURL, .invalidHeader, .reservedHeader, .invalidParameter, .bodyNotAllowed, .conflictingBody,
                 .unreadableFile, .encodingFailed, .invalidBody, .shutDown:
                 .input
-            case .couldNotResolveHost, .couldNotConnect, .timedOut, .tlsFailure, .connectionClosed, .tooManyRedirects,
+            case .couldNotResolveHost, .couldNotConnect, .timedOut, .connectTimedOut, .stalled, .tlsFailure,
+                .connectionClosed, .tooManyRedirects,
                 .insecureRedirect, .proxyFailure, .responseTooLarge, .responseHeaderTooLarge, .requestBodyFailed,
                 .transportFailure:
                 .network

@@ -23,7 +23,7 @@ public import HTTPTypes
 ///   ``Kind/bodyNotAllowed``, ``Kind/conflictingBody``, ``Kind/unreadableFile``,
 ///   ``Kind/encodingFailed``, ``Kind/invalidBody``, ``Kind/shutDown``.
 /// - The network: ``Kind/couldNotResolveHost``, ``Kind/couldNotConnect``, ``Kind/timedOut``,
-///   ``Kind/tlsFailure``, ``Kind/connectionClosed``, ``Kind/tooManyRedirects``,
+///   ``Kind/connectTimedOut``, ``Kind/stalled``, ``Kind/tlsFailure``, ``Kind/connectionClosed``, ``Kind/tooManyRedirects``,
 ///   ``Kind/insecureRedirect``, ``Kind/proxyFailure``, ``Kind/responseTooLarge``,
 ///   ``Kind/responseHeaderTooLarge``, ``Kind/requestBodyFailed``, ``Kind/transportFailure``.
 /// - A status or body the caller did not accept (only from ``Response/validate(acceptableStatusCodes:)``
@@ -126,6 +126,16 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         get { details.value.underlying }
         set { update { $0.underlying = newValue } }
     }
+    /// How many times the request was sent before it failed: 1 unless it was retried.
+    public internal(set) var attempts: Int {
+        get { details.value.attempts }
+        set { update { $0.attempts = newValue } }
+    }
+    /// Whether any part of a response (a status line, a header) arrived before the failure.
+    var receivedResponse: Bool {
+        get { details.value.receivedResponse }
+        set { update { $0.receivedResponse = newValue } }
+    }
     /// Where the error was made (`#fileID`).
     public var file: String { details.value.file }
     /// Where the error was made (`#line`).
@@ -154,6 +164,8 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         var level: AuthorizationLevel?
         var filePath: String?
         var underlying: (any Error & Sendable)?
+        var attempts = 1
+        var receivedResponse = false
         var file: String
         var line: Int
     }
