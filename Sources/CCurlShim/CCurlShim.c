@@ -27,6 +27,12 @@ CURLcode ccurl_easy_setopt_read_function(CURL *handle, ccurl_data_callback callb
 CURLcode ccurl_easy_setopt_xferinfo_function(CURL *handle, ccurl_xferinfo_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
 }
+CURLcode ccurl_easy_setopt_prereq_function(CURL *handle, ccurl_prereq_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
+}
+CURLcode ccurl_easy_setopt_seek_function(CURL *handle, ccurl_seek_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, callback);
+}
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }
@@ -50,3 +56,6 @@ long ccurl_readfunc_pause(void) { return CURL_READFUNC_PAUSE; }
 long ccurl_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
 
 const char *ccurl_version(void) { curl_version_info_data *info = curl_version_info(CURLVERSION_NOW); return info ? info->version : NULL; }
+int ccurl_prereqfunc_ok(void) { return CURL_PREREQFUNC_OK; }
+int ccurl_seekfunc_ok(void) { return CURL_SEEKFUNC_OK; }
+int ccurl_seekfunc_cantseek(void) { return CURL_SEEKFUNC_CANTSEEK; }

@@ -24,6 +24,12 @@ CURLcode ccurl_easy_setopt_header_function(CURL *handle, ccurl_data_callback _Nu
 CURLcode ccurl_easy_setopt_read_function(CURL *handle, ccurl_data_callback _Nullable callback);
 CURLcode ccurl_easy_setopt_xferinfo_function(CURL *handle, ccurl_xferinfo_callback _Nullable callback);
 
+typedef int (*ccurl_prereq_callback)(void *_Nullable userdata, char *_Nullable primary_ip, char *_Nullable local_ip, int primary_port, int local_port);
+typedef int (*ccurl_seek_callback)(void *_Nullable userdata, int64_t offset, int origin);
+
+CURLcode ccurl_easy_setopt_prereq_function(CURL *handle, ccurl_prereq_callback _Nullable callback);
+CURLcode ccurl_easy_setopt_seek_function(CURL *handle, ccurl_seek_callback _Nullable callback);
+
 // MARK: easy info
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, int64_t *value);
@@ -38,6 +44,9 @@ const char *_Nullable ccurl_version(void);
 long ccurl_writefunc_pause(void);
 long ccurl_readfunc_pause(void);
 long ccurl_readfunc_abort(void);
+int ccurl_prereqfunc_ok(void);
+int ccurl_seekfunc_ok(void);
+int ccurl_seekfunc_cantseek(void);
 
 #pragma clang assume_nonnull end
 

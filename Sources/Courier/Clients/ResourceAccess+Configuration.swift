@@ -74,8 +74,11 @@ extension ResourceAccess {
         public var transport: CurlTransport.Configuration
         /// The connect timeout of every request.
         public var connectTimeout: Duration?
-        /// The total timeout of every request.
+        /// The longest every request may take until its response is there (see
+        /// ``Session/Configuration/timeout``).
         public var timeout: Duration?
+        /// The longest a transfer may move no byte (see ``Session/Configuration/stallTimeout``).
+        public var stallTimeout: Duration?
         /// Called at the end of ``UserClient/logout()``: clear what your app cached for the
         /// user.
         public var onLogout: (@Sendable () async -> Void)?
@@ -124,6 +127,7 @@ extension ResourceAccess {
             self.transport = transport
             self.connectTimeout = .seconds(10)
             self.timeout = .seconds(60)
+            self.stallTimeout = .seconds(30)
             self.onLogout = nil
         }
     }

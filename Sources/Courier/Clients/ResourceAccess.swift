@@ -195,6 +195,7 @@ struct ClientSessionFactory: Sendable {
             applicationProduct: configuration.applicationProduct,
             connectTimeout: configuration.connectTimeout,
             timeout: configuration.timeout,
+            stallTimeout: configuration.stallTimeout,
             middlewares: middlewares
         )
         return Session(configuration: sessionConfiguration, transport: transport, requestKind: kind)

@@ -50,6 +50,11 @@ public struct ResourceRequest: Sendable, Hashable {
     /// Additional header fields. Courier owns User-Agent, Authorization, Host,
     /// Content-Length and Transfer-Encoding; a request that sets one is refused.
     public var headerFields: HTTPFields
+    /// When the response must be there — every attempt, wait and redirect included — or
+    /// `nil` for the session's ``Session/Configuration/timeout`` from when it is sent. A
+    /// service passes on the deadline of the work it does:
+    /// `request.deadline = .now + .seconds(2)`.
+    public var deadline: ContinuousClock.Instant?
 
     /// Creates a request.
     ///
@@ -62,6 +67,7 @@ public struct ResourceRequest: Sendable, Hashable {
     ///   - body: The raw body.
     ///   - multipartData: The parts of a multipart body.
     ///   - headerFields: Additional header fields.
+    ///   - deadline: When the response must be there; `nil` for the session's timeout.
     public init(
         path: String,
         method: HTTPRequest.Method = .get,
@@ -70,7 +76,8 @@ public struct ResourceRequest: Sendable, Hashable {
         queryStringFormat: ResourceRequest.QueryStringFormat = ResourceRequest.QueryStringFormat(),
         body: Body? = nil,
         multipartData: [MultipartPart] = [],
-        headerFields: HTTPFields = [:]
+        headerFields: HTTPFields = [:],
+        deadline: ContinuousClock.Instant? = nil
     ) {
         self.path = path
         self.method = method
@@ -80,6 +87,7 @@ public struct ResourceRequest: Sendable, Hashable {
         self.body = body
         self.multipartData = multipartData
         self.headerFields = headerFields
+        self.deadline = deadline
     }
 
     /// The method and the path without query, for errors, logs and analytics.

@@ -25,7 +25,13 @@ extension Session {
         } catch let error as CourierError {
             throw tagged(error.with(endpoint: resource.endpoint.description))
         }
-        return try await send(translated.request, body: translated.body, endpoint: resource.endpoint, logger: logger)
+        return try await send(
+            translated.request,
+            body: translated.body,
+            endpoint: resource.endpoint,
+            deadline: resource.deadline,
+            logger: logger
+        )
     }
 
     /// Starts an observable task for a resource request.
@@ -42,6 +48,6 @@ extension Session {
         } catch let error as CourierError {
             throw tagged(error.with(endpoint: resource.endpoint.description))
         }
-        return task(for: translated.request, body: translated.body, logger: logger)
+        return task(for: translated.request, body: translated.body, deadline: resource.deadline, logger: logger)
     }
 }

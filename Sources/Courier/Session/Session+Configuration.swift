@@ -12,10 +12,19 @@ extension Session {
         public var defaultHeaderFields: HTTPFields
         /// The application's product token that opens the User-Agent, such as `"App/1.2"`.
         public var applicationProduct: String?
-        /// The longest a connection may take to establish.
+        /// The longest a connection may take to establish; past it a request fails with
+        /// ``CourierError/Kind/connectTimedOut``.
         public var connectTimeout: Duration?
-        /// The longest a whole request may take, or `nil` for no limit.
+        /// The longest a request may take until its response is there, or `nil` for no limit:
+        /// every attempt, the waits between them and every redirect included; the whole body
+        /// of a buffered response, the head of a streamed one. Past it a request fails with
+        /// ``CourierError/Kind/timedOut``. A ``ResourceRequest/deadline`` replaces it.
         public var timeout: Duration?
+        /// The longest a transfer may move no byte in either direction, or `nil` for no limit;
+        /// past it the request fails with ``CourierError/Kind/stalled``. This, not ``timeout``,
+        /// bounds the body of a streamed response, so a long download is not cut off while it
+        /// moves; a stream paused because its consumer is behind is not stalled.
+        public var stallTimeout: Duration?
         /// The most redirects followed. Redirects never go from HTTPS to HTTP.
         public var maximumRedirects: Int
         /// The largest response body ``Session/send(_:body:logger:)`` buffers.
@@ -33,7 +42,9 @@ extension Session {
         ///   - defaultHeaderFields: Fields added to every request.
         ///   - applicationProduct: The product token that opens the User-Agent.
         ///   - connectTimeout: The connect timeout (10 seconds by default).
-        ///   - timeout: The total timeout per request (60 seconds by default).
+        ///   - timeout: The longest a request may take until its response is there (60 seconds
+        ///     by default).
+        ///   - stallTimeout: The longest a transfer may move no byte (30 seconds by default).
         ///   - maximumRedirects: The most redirects followed (5 by default).
         ///   - maximumResponseBodySize: The largest buffered body (128 MiB by default).
         ///   - streamBufferSize: The unread bytes a stream holds before pausing (1 MiB).
@@ -44,6 +55,7 @@ extension Session {
             applicationProduct: String? = nil,
             connectTimeout: Duration? = .seconds(10),
             timeout: Duration? = .seconds(60),
+            stallTimeout: Duration? = .seconds(30),
             maximumRedirects: Int = 5,
             maximumResponseBodySize: Int = 128 << 20,
             streamBufferSize: Int = 1 << 20,
@@ -54,6 +66,7 @@ extension Session {
             self.applicationProduct = applicationProduct
             self.connectTimeout = connectTimeout
             self.timeout = timeout
+            self.stallTimeout = stallTimeout
             self.maximumRedirects = maximumRedirects
             self.maximumResponseBodySize = maximumResponseBodySize
             self.streamBufferSize = streamBufferSize
@@ -69,11 +82,14 @@ extension Session {
             return "\(applicationProduct) \(sdk)"
         }
 
-        var transferOptions: TransferOptions {
+        /// The transfer options of a request that starts now, with `deadline` or, when it has
+        /// none, ``timeout`` from now.
+        func transferOptions(deadline: ContinuousClock.Instant? = nil) -> TransferOptions {
             TransferOptions(
                 responseBody: .buffered(maximumBytes: maximumResponseBodySize),
                 connectTimeout: connectTimeout,
-                timeout: timeout,
+                deadline: deadline ?? timeout.map { .now + $0 },
+                stallTimeout: stallTimeout,
                 maximumRedirects: maximumRedirects
             )
         }

@@ -148,7 +148,7 @@ public actor Session {
         let context = MiddlewareContext(
             taskID: .next(),
             logger: logger ?? Self.silentLogger,
-            options: snapshot.configuration.transferOptions,
+            options: snapshot.configuration.transferOptions(),
             control: .none
         )
         // One async frame from the caller to the chain, keeping only the method and path across
@@ -170,11 +170,12 @@ public actor Session {
         _ request: HTTPRequest,
         body: RequestBody?,
         endpoint: ResponseEndpoint,
+        deadline: ContinuousClock.Instant? = nil,
         streamed: Bool = false,
         logger: Logger?
     ) async throws -> Response {
         let snapshot = state.withLock { $0.snapshot }
-        var options = snapshot.configuration.transferOptions
+        var options = snapshot.configuration.transferOptions(deadline: deadline)
         if streamed { options.responseBody = .streamed(bufferBytes: snapshot.configuration.streamBufferSize) }
         let context = MiddlewareContext(
             taskID: .next(),
@@ -241,12 +242,22 @@ public actor Session {
         body: RequestBody? = nil,
         logger: Logger? = nil
     ) -> NetworkTask {
+        task(for: request, body: body, deadline: nil, logger: logger)
+    }
+
+    /// Starts an observable task that must have its response by `deadline`.
+    nonisolated func task(
+        for request: HTTPRequest,
+        body: RequestBody?,
+        deadline: ContinuousClock.Instant?,
+        logger: Logger?
+    ) -> NetworkTask {
         let task = NetworkTask.make(request: request)
         let snapshot = state.withLock { state -> Snapshot in
             if !state.snapshot.isShutDown { state.tasks[task.id] = task }
             return state.snapshot
         }
-        var options = snapshot.configuration.transferOptions
+        var options = snapshot.configuration.transferOptions(deadline: deadline)
         options.reportsProgress = true
         let context = MiddlewareContext(
             taskID: task.id,

@@ -20,8 +20,15 @@ public struct TransferOptions: Sendable, Hashable {
     public var responseBody: ResponseBodyMode
     /// The longest a connection may take to establish, or `nil` for the transport's default.
     public var connectTimeout: Duration?
-    /// The longest the whole transfer may take, or `nil` for no limit.
-    public var timeout: Duration?
+    /// When the response must be there, or `nil` for no limit: its whole body when buffered,
+    /// its head when streamed (a streamed body is bounded by ``stallTimeout`` instead, so a
+    /// long download is not cut off while it moves). A transfer past it fails with
+    /// ``CourierError/Kind/timedOut``.
+    public var deadline: ContinuousClock.Instant?
+    /// The longest the transfer may go without moving a byte in either direction, or `nil`
+    /// for no limit; a paused stream (its consumer is behind) does not count as stalled. A
+    /// transfer that stalls fails with ``CourierError/Kind/stalled``.
+    public var stallTimeout: Duration?
     /// The most redirects followed; `0` returns redirect responses to the caller.
     ///
     /// Redirects never go from HTTPS to HTTP.
@@ -34,19 +41,22 @@ public struct TransferOptions: Sendable, Hashable {
     /// - Parameters:
     ///   - responseBody: How the response body is delivered.
     ///   - connectTimeout: The connect timeout, or `nil` for the transport's default.
-    ///   - timeout: The total timeout, or `nil` for none.
+    ///   - deadline: When the response must be there, or `nil` for no limit.
+    ///   - stallTimeout: The longest the transfer may move no byte (30 seconds by default).
     ///   - maximumRedirects: The most redirects to follow.
     ///   - reportsProgress: Whether progress is reported.
     public init(
         responseBody: ResponseBodyMode = .buffered(maximumBytes: 128 << 20),
         connectTimeout: Duration? = .seconds(10),
-        timeout: Duration? = .seconds(60),
+        deadline: ContinuousClock.Instant? = nil,
+        stallTimeout: Duration? = .seconds(30),
         maximumRedirects: Int = 5,
         reportsProgress: Bool = false
     ) {
         self.responseBody = responseBody
         self.connectTimeout = connectTimeout
-        self.timeout = timeout
+        self.deadline = deadline
+        self.stallTimeout = stallTimeout
         self.maximumRedirects = maximumRedirects
         self.reportsProgress = reportsProgress
     }

@@ -24,7 +24,7 @@ struct ConnectTimeoutTests {
             try await session.send(HTTPRequest(method: .get, path: "/"))
         }
         let elapsed = ContinuousClock.now - start
-        #expect(error?.kind == .timedOut)
+        #expect(error?.kind == .connectTimedOut, "\(String(describing: error))")
         #expect(error?.message.lowercased().contains("connect") == true, "\(String(describing: error))")
         #expect(elapsed >= .milliseconds(400))
         #expect(elapsed < .seconds(5))  // the connect timeout, not the total one

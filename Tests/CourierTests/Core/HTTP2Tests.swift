@@ -76,6 +76,36 @@ struct HTTP2Tests {
         await session.shutdown()
     }
 
+    /// 100 rounds of 30 concurrent GETs on one session against a server that ends every
+    /// connection with GOAWAY after five streams: streams the server refused or never
+    /// processed go again, and no request fails, however often a handle meets a GOAWAY.
+    @Test func goawayUnderLoadFailsNoRequest() async throws {
+        let env = try await TestServers.shared()
+        let session = SessionFactory.session(env, .goaway)
+        let file = env.file("1k")
+        var failures: [String] = []
+        for _ in 0..<100 {
+            let errors = await withTaskGroup(of: String?.self) { group in
+                for _ in 0..<30 {
+                    group.addTask {
+                        do {
+                            let response = try await session.send(HTTPRequest(method: .get, path: file.urlPath))
+                            return response.status == .ok && response.data.count == file.size
+                                ? nil : "status \(response.status.code), \(response.data.count) bytes"
+                        } catch {
+                            return "\(error)"
+                        }
+                    }
+                }
+                return await group.reduce(into: [String]()) { if let error = $1 { $0.append(error) } }
+            }
+            failures += errors
+        }
+        let failed = failures.count
+        #expect(failed == 0, "\(failed) of 3,000 failed, first: \(failures.first ?? "")")
+        await session.shutdown()
+    }
+
     @Test func truncatedStreamIsConnectionClosed() async throws {
         let env = try await TestServers.shared()
         let session = SessionFactory.session(env, .https)

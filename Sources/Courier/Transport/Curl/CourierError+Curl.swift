@@ -21,7 +21,16 @@ extension CourierError {
         case CURLE_COULDNT_CONNECT:
             kind = .couldNotConnect
         case CURLE_OPERATION_TIMEDOUT:
-            kind = .timedOut
+            // libcurl 7.88 says which limit fired only in its text.
+            if detail.hasPrefix("Operation too slow") {
+                kind = .stalled
+            } else if detail.hasPrefix("Failed to connect") || detail.hasPrefix("Connection timed out")
+                || detail.hasPrefix("Resolving timed out") || detail.hasPrefix("SSL connection timeout")
+            {
+                kind = .connectTimedOut
+            } else {
+                kind = .timedOut
+            }
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS,
             CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CLIENTCERT, CURLE_SSL_ENGINE_NOTFOUND,

@@ -35,4 +35,20 @@ enum CurlCallbacks {
         )
         return 0
     }
+
+    /// Called before each attempt to send the request, on a new or a reused connection:
+    /// more than one call means libcurl retried the transfer.
+    static let prerequest: ccurl_prereq_callback = { userdata, _, _, _, _ in
+        if let userdata {
+            Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().sendAttempts += 1
+        }
+        return ccurl_prereqfunc_ok()
+    }
+
+    /// Rewinds the request body when libcurl sends the request again.
+    static let seek: ccurl_seek_callback = { userdata, offset, origin in
+        guard let userdata, origin == SEEK_SET else { return ccurl_seekfunc_cantseek() }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        return transfer.rewindUpload(to: offset) ? ccurl_seekfunc_ok() : ccurl_seekfunc_cantseek()
+    }
 }

@@ -62,9 +62,8 @@ final class CurlEasyHandle: @unchecked Sendable {
     ///
     /// - A header list with credentials does not stay in an idle handle (a token must not
     ///   outlive its request in memory, say after logout).
-    /// - libcurl counts retries of dead reused connections per handle and only a reset
-    ///   clears the count: after a transfer that opened a connection (which every retry does),
-    ///   the next use resets the handle, so the count never builds up across requests.
+    /// (A handle whose transfer was retried or failed is reset before its next use; see
+    /// ``CurlTransfer/detach(after:)``.)
     func transferEnded() {
         if headersHoldCredentials, let list = headerList {
             _ = ccurl_easy_setopt_slist(pointer, CURLOPT_HTTPHEADER, nil)
@@ -72,10 +71,6 @@ final class CurlEasyHandle: @unchecked Sendable {
             headerList = nil
             headerKey = nil
             headersHoldCredentials = false
-        }
-        var connects = 0
-        if ccurl_easy_getinfo_long(pointer, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK, connects > 0 {
-            profile = nil
         }
     }
 

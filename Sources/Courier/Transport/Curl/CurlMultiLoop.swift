@@ -208,9 +208,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             if !attach(transfer) { release(slots) }
             return
         }
-        if let timeout = transfer.options.timeout {
-            let deadline = ContinuousClock.now + timeout
-            transfer.deadline = deadline
+        if let deadline = transfer.options.deadline {
             queueDeadline = min(queueDeadline ?? deadline, deadline)
         }
         transfer.isQueued = true
@@ -220,9 +218,11 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     /// Gives `transfer` an easy handle and adds it to the multi handle; fails it and
     /// returns `false` when that is impossible.
-    private func attach(_ transfer: CurlTransfer) -> Bool {
+    private func attach(_ transfer: CurlTransfer, using reused: CurlEasyHandle? = nil) -> Bool {
         let handle: CurlEasyHandle
-        if let idle = idleHandles.popLast() {
+        if let reused {
+            handle = reused
+        } else if let idle = idleHandles.popLast() {
             handle = idle
         } else if let fresh = CurlEasyHandle() {
             handle = fresh
@@ -287,7 +287,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         for slots in origins.values {
             var left = 0
             for transfer in slots.queued where transfer.isQueued {
-                guard let deadline = transfer.deadline else { continue }
+                guard let deadline = transfer.options.deadline else { continue }
                 if deadline <= now {
                     transfer.isQueued = false
                     queuedCount.wrappingSubtract(1, ordering: .relaxed)
@@ -336,8 +336,14 @@ final class CurlMultiLoop: @unchecked Sendable {
             let code = message.pointee.data.result
             guard let transfer = running[easy], let handle = transfer.handle else { continue }
             remove(easy)
+            if code != CURLE_OK, transfer.retriesOnFreshConnection(after: code) {
+                // The connection died before the server answered: once more, on a new one.
+                transfer.detach(after: code)
+                if !attach(transfer, using: handle) { release(transfer.slots) }
+                continue
+            }
             transfer.complete(code)
-            transfer.detach()
+            transfer.detach(after: code)
             recycle(handle)
             transfer.slots?.record(bodyBytes: transfer.receivedBytes)
             release(transfer.slots)

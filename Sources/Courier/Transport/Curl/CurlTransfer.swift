@@ -24,8 +24,6 @@ final class CurlTransfer: @unchecked Sendable {
     var isQueued = false
     /// Response body bytes received (after decoding).
     private(set) var receivedBytes = 0
-    /// When a queued transfer's total timeout runs out (its time in the queue counts).
-    var deadline: ContinuousClock.Instant?
 
     var continuation: UnsafeContinuation<Response, any Error>?
     var isCancelled = false
@@ -52,6 +50,13 @@ final class CurlTransfer: @unchecked Sendable {
 
     // Request body.
     private var upload: UploadSource?
+
+    // Attempts.
+    /// How often libcurl began to send the request: more than once when it retried on
+    /// another connection by itself (a dead reused connection, a refused HTTP/2 stream).
+    var sendAttempts = 0
+    /// Whether the transfer runs again on a fresh connection after its first one died.
+    private(set) var isOnFreshConnection = false
 
     // Pausing.
     private var isReceivePaused = false
@@ -97,6 +102,8 @@ final class CurlTransfer: @unchecked Sendable {
         var isHTTPS: Bool
         var maximumRedirects: Int
         var reportsProgress: Bool
+        /// The stall timeout in whole seconds (libcurl's granularity), `0` for none.
+        var stallSeconds: Int
     }
 
     private var profile: Profile {
@@ -105,7 +112,8 @@ final class CurlTransfer: @unchecked Sendable {
             hasBody: body != nil,
             isHTTPS: isHTTPS,
             maximumRedirects: options.maximumRedirects,
-            reportsProgress: options.reportsProgress && control.observesProgress
+            reportsProgress: options.reportsProgress && control.observesProgress,
+            stallSeconds: options.stallTimeout.map { max(1, ($0.milliseconds + 999) / 1000) } ?? 0
         )
     }
 
@@ -126,6 +134,8 @@ final class CurlTransfer: @unchecked Sendable {
         try set(easy, CURLOPT_URL, url)
         try set(easy, CURLOPT_WRITEDATA, pointer: me)
         try set(easy, CURLOPT_HEADERDATA, pointer: me)
+        try set(easy, CURLOPT_PREREQDATA, pointer: me)
+        if isOnFreshConnection { try set(easy, CURLOPT_FRESH_CONNECT, 1) }
         try set(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout?.milliseconds ?? 0)
         try set(easy, CURLOPT_TIMEOUT_MS, timeoutMilliseconds)
         let bufferSize = slots?.receiveBufferSize ?? CurlOriginSlots.defaultReceiveBufferSize
@@ -140,15 +150,16 @@ final class CurlTransfer: @unchecked Sendable {
             try prepareUpload(body)
             try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: body.length ?? -1)
             try set(easy, CURLOPT_READDATA, pointer: me)
+            try set(easy, CURLOPT_SEEKDATA, pointer: me)
         }
         if profile.reportsProgress { try set(easy, CURLOPT_XFERINFODATA, pointer: me) }
         try check(handle.setHeaders(request.headerFields, hasBody: body != nil), "header list")
     }
 
-    /// The total timeout left for curl: what the transfer spent waiting for a slot counts.
+    /// The time left until the deadline, for curl (`0`: none); what the transfer spent
+    /// waiting for a slot counts.
     private var timeoutMilliseconds: Int {
-        guard let timeout = options.timeout else { return 0 }
-        guard let deadline else { return timeout.milliseconds }
+        guard let deadline = options.deadline else { return 0 }
         return max(1, (deadline - .now).milliseconds)
     }
 
@@ -163,6 +174,7 @@ final class CurlTransfer: @unchecked Sendable {
         try set(easy, CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
         try check(ccurl_easy_setopt_write_function(easy, CurlCallbacks.write), "write callback")
         try check(ccurl_easy_setopt_header_function(easy, CurlCallbacks.header), "header callback")
+        try check(ccurl_easy_setopt_prereq_function(easy, CurlCallbacks.prerequest), "prerequest callback")
         try set(easy, CURLOPT_ACCEPT_ENCODING, "")
         try set(
             easy,
@@ -192,10 +204,16 @@ final class CurlTransfer: @unchecked Sendable {
         if profile.hasBody {
             try set(easy, CURLOPT_POST, 1)
             try check(ccurl_easy_setopt_read_function(easy, CurlCallbacks.read), "read callback")
+            try check(ccurl_easy_setopt_seek_function(easy, CurlCallbacks.seek), "seek callback")
         } else if method == .post || method == .put || method == .patch {
             try set(easy, CURLOPT_POST, 1)
             try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: 0)
             try set(easy, CURLOPT_POSTFIELDS, pointer: nil)
+        }
+        if profile.stallSeconds > 0 {
+            // Less than one byte a second for that long, in either direction: stalled.
+            try set(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
+            try set(easy, CURLOPT_LOW_SPEED_TIME, profile.stallSeconds)
         }
         if profile.reportsProgress {
             try set(easy, CURLOPT_NOPROGRESS, 0)
@@ -242,8 +260,19 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// Releases per-transfer curl resources; the easy handle goes back to the loop.
-    func detach() {
+    ///
+    /// A handle whose transfer libcurl retried, or that failed, forgets its options and is
+    /// reset before its next use: libcurl 7.88 counts retries per easy handle and only a reset
+    /// clears the count, so without it the count builds up across requests (under HTTP/2
+    /// GOAWAY, say) until a healthy request fails with "Connection died, tried 5 times".
+    func detach(after code: CURLcode = CURLE_OK) {
         control.detach()
+        closeUpload()
+        if sendAttempts != 1 || code != CURLE_OK || isOnFreshConnection { handle?.profile = nil }
+        handle = nil
+    }
+
+    private func closeUpload() {
         switch upload {
         case .file(let handle): try? handle.close()
         case .stream(let writer, let pump):
@@ -252,7 +281,52 @@ final class CurlTransfer: @unchecked Sendable {
         case .memory, .none: break
         }
         upload = nil
-        handle = nil
+    }
+
+    /// Whether the failed transfer goes again, once, on a fresh connection — and if so,
+    /// forgets what the failed attempt left behind.
+    ///
+    /// It does when the connection died under it before any byte of a response arrived (no
+    /// response, a send or receive error, an HTTP/2 stream or connection error) and sending
+    /// again is safe: the method is idempotent and the body can be sent again, or nothing of
+    /// the request reached the connection at all.
+    func retriesOnFreshConnection(after code: CURLcode) -> Bool {
+        guard !isOnFreshConnection, !isCancelled, continuation != nil, failure == nil, refusal == nil,
+            statusCode == 0, headBytes == 0, receivedBytes == 0, let easy
+        else { return false }
+        switch code {
+        case CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM: break
+        default: return false
+        }
+        guard body?.isReplayable ?? true else { return false }
+        if !request.method.isIdempotent {
+            var requestBytes = 0
+            _ = ccurl_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
+            guard requestBytes == 0 else { return false }
+        }
+        isOnFreshConnection = true
+        sendAttempts = 0
+        fields = HTTPFields()
+        headComplete = false
+        expectedLength = -1
+        bodyDropped = false
+        lastDownload = -1
+        lastUpload = -1
+        return true
+    }
+
+    /// Rewinds the request body for libcurl's own retries; `false` when it cannot.
+    func rewindUpload(to offset: Int64) -> Bool {
+        switch upload {
+        case .memory(let data, _):
+            guard offset >= 0, offset <= Int64(data.count) else { return false }
+            upload = .memory(data, offset: Int(offset))
+            return true
+        case .file(let handle):
+            return lseek(handle.fileDescriptor, off_t(offset), SEEK_SET) == off_t(offset)
+        case .stream, .none:
+            return false
+        }
     }
 
     /// Pauses or resumes the easy handle to match the user's wish.
@@ -338,6 +412,8 @@ final class CurlTransfer: @unchecked Sendable {
             }
         )
         self.stream = stream
+        // The deadline bounds a stream until its head; from here the stall timeout bounds it.
+        if let easy { _ = ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, 0) }
         let head = HTTPResponse(status: .standard(code: statusCode), headerFields: fields)
         continuation.resume(
             returning: Response(head: head, body: Response.Body(stream: .init(stream)), metrics: metrics())
@@ -449,15 +525,16 @@ final class CurlTransfer: @unchecked Sendable {
                 fail(refused)
                 return
             }
-            fail(
+            var error =
                 failure ?? proxyFailure(code)
-                    ?? CourierError(
-                        curlCode: code,
-                        detail: handle?.errorText ?? "",
-                        https: isHTTPS,
-                        inHead: !headComplete && statusCode > 0
-                    )
-            )
+                ?? CourierError(
+                    curlCode: code,
+                    detail: handle?.errorText ?? "",
+                    https: isHTTPS,
+                    inHead: !headComplete && statusCode > 0
+                )
+            if statusCode > 0 { error.receivedResponse = true }
+            fail(error)
             return
         }
         if let stream {
