@@ -390,7 +390,7 @@ func sample_HandlingErrors_3() async throws {
 
 // Documentation.docc/Articles/MiddlewareChain.md, sample 1
 func sample_MiddlewareChain_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/MiddlewareChain.md", line: 32)
+#sourceLocation(file: "Documentation.docc/Articles/MiddlewareChain.md", line: 35)
     struct RequestIDMiddleware: Middleware {
         func intercept(
             _ request: HTTPRequest, body: RequestBody?, context: MiddlewareContext, next: Next
@@ -483,7 +483,7 @@ func sample_PinningAndTrust_4() async throws {
 
 // Documentation.docc/Articles/PinningAndTrust.md, sample 5
 func sample_PinningAndTrust_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 205)
+#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 207)
     let shared = CurlTransport(configuration: .init(maximumConnectionsPerHost: 8, proxy: .none, security: security))
     let orders = Session(configuration: .init(baseURL: URL(string: "https://api.example.com/orders")!), transport: shared)
     let stock = Session(configuration: .init(baseURL: URL(string: "https://api.example.com/stock")!), transport: shared)
@@ -581,6 +581,25 @@ func sample_Requests_7() async throws {
     } else {
         print(try response.validate().decode(User.self).name)
     }
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md, sample 1
+func sample_RetriesRedirectsAndTimeouts_1() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 59)
+    var configuration = Session.Configuration(baseURL: URL(string: "https://api.example.com")!)
+    configuration.shouldFollowRedirect = { response, next in
+        // Follow only within our own API; any other redirect goes to the caller as it is.
+        next.authority == "api.example.com"
+    }
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md, sample 2
+func sample_RetriesRedirectsAndTimeouts_2() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 83)
+    var request = ResourceRequest(path: "/api/report")
+    request.deadline = .now + .seconds(2)
 #sourceLocation()
 }
 

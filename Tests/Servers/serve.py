@@ -675,6 +675,11 @@ def nginx_conf(ctx: "Context", ports: dict[str, int], version: tuple[int, ...]) 
         location = /redirect/to-attacker {{ return 302 https://{HOST}:{ports['attacker']}/httpbin/headers; }}
         location = /redirect/same-origin-307 {{ return 307 /echo; }}
         location = /redirect/cross-origin-307 {{ return 307 https://localhost:{ports['https']}/echo; }}
+        location = /redirect/cross-origin-401 {{ return 302 https://localhost:{ports['https']}/unauthorized; }}
+        location = /unauthorized {{
+            add_header WWW-Authenticate 'Bearer error="invalid_token"' always;
+            return 401;
+        }}
         location = /encoded/zstd {{
             alias {w}/encoded/payload.json.zst;
             types {{ }}

@@ -1,8 +1,11 @@
+public import Foundation
+
 extension Response {
     /// Timings and facts about one completed transfer, as the transport measured them.
     ///
     /// Durations are measured from the start of the transfer, as libcurl's `CURLINFO_*_TIME_T`
-    /// values are: ``connect`` includes ``nameLookup``, and so on.
+    /// values are: ``connect`` includes ``nameLookup``, and so on. After redirects, the timings
+    /// and byte counts are those of the last transfer, the one that answered.
     public struct Metrics: Sendable, Hashable {
         /// The HTTP version a response was received with.
         public enum HTTPVersion: String, Sendable, Hashable {
@@ -38,6 +41,9 @@ extension Response {
         public var isConnectionReused: Bool
         /// How many redirects were followed.
         public var redirectCount: Int
+        /// Where each followed redirect led, in order; the last URL is the one that answered.
+        /// Empty when the request was not redirected.
+        public var redirectChain: [URL]
 
         /// Creates metrics.
         public init(
@@ -50,7 +56,8 @@ extension Response {
             bytesReceived: Int64 = 0,
             httpVersion: HTTPVersion = .unknown,
             isConnectionReused: Bool = false,
-            redirectCount: Int = 0
+            redirectCount: Int = 0,
+            redirectChain: [URL] = []
         ) {
             self.nameLookup = nameLookup
             self.connect = connect
@@ -62,6 +69,7 @@ extension Response {
             self.httpVersion = httpVersion
             self.isConnectionReused = isConnectionReused
             self.redirectCount = redirectCount
+            self.redirectChain = redirectChain
         }
     }
 }

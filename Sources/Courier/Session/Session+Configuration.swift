@@ -25,8 +25,19 @@ extension Session {
         /// bounds the body of a streamed response, so a long download is not cut off while it
         /// moves; a stream paused because its consumer is behind is not stalled.
         public var stallTimeout: Duration?
-        /// The most redirects followed. Redirects never go from HTTPS to HTTP.
+        /// The most redirects followed; `0` hands every redirect response to the caller.
+        /// Redirects never go from HTTPS to HTTP and never carry credentials to another origin;
+        /// see <doc:RetriesRedirectsAndTimeouts>.
         public var maximumRedirects: Int
+        /// Asked before each redirect is followed, with the redirect response and the request
+        /// Courier would send next (method, body and credentials already as the rules make
+        /// them): return `false` to hand the redirect response to the caller instead, or throw
+        /// to fail the request with that error. `nil` follows every redirect the rules allow.
+        ///
+        /// ```swift
+        /// configuration.shouldFollowRedirect = { _, next in next.authority == "api.example.com" }
+        /// ```
+        public var shouldFollowRedirect: (@Sendable (HTTPResponse, HTTPRequest) throws -> Bool)?
         /// The largest response body ``Session/send(_:body:logger:)`` buffers.
         public var maximumResponseBodySize: Int
         /// How many unread bytes a streamed response may hold before the transfer pauses.
@@ -68,6 +79,7 @@ extension Session {
             self.timeout = timeout
             self.stallTimeout = stallTimeout
             self.maximumRedirects = maximumRedirects
+            self.shouldFollowRedirect = nil
             self.maximumResponseBodySize = maximumResponseBodySize
             self.streamBufferSize = streamBufferSize
             self.middlewares = middlewares

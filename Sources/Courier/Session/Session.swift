@@ -59,7 +59,7 @@ public actor Session {
 
         init(configuration: Configuration, transport: any Transport, isShutDown: Bool) {
             self.configuration = configuration
-            self.pipeline = Session.makePipeline(configuration.middlewares, transport: transport)
+            self.pipeline = Session.makePipeline(configuration, transport: transport)
             self.userAgent = configuration.userAgent
             self.base = configuration.baseURL.map(BaseURL.init)
             self.security = transport.security
@@ -113,12 +113,17 @@ public actor Session {
         }
     }
 
-    /// Folds the middleware into one function, the first middleware outermost.
-    private static func makePipeline(_ middlewares: [any Middleware], transport: any Transport) -> Middleware.Next {
-        var next: Middleware.Next = { request, body, context in
+    /// Folds the middleware into one function, the first middleware outermost; redirects are
+    /// followed innermost, right before the transport.
+    private static func makePipeline(_ configuration: Configuration, transport: any Transport) -> Middleware.Next {
+        let send: Middleware.Next = { request, body, context in
             try await transport.execute(request, body: body, options: context.options, control: context.control)
         }
-        for middleware in middlewares.reversed() {
+        let redirects = RedirectMiddleware(security: transport.security, approval: configuration.shouldFollowRedirect)
+        var next: Middleware.Next = { request, body, context in
+            try await redirects.intercept(request, body: body, context: context, next: send)
+        }
+        for middleware in configuration.middlewares.reversed() {
             let tail = next
             next = { request, body, context in
                 try await middleware.intercept(request, body: body, context: context, next: tail)

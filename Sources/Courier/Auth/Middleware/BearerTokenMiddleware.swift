@@ -32,6 +32,8 @@ extension CredentialPolicy {
 ///   burst of 401s renews once. The request is then resent once with the new token; a
 ///   second 401 goes to the caller as the response.
 /// - A body that cannot be replayed is not resent: the 401 goes to the caller.
+/// - A 401 from another origin than the one the token went to (a redirect led there, and
+///   redirects never carry the token across origins) goes to the caller: it renews nothing.
 /// - Renewing goes through the broker's token endpoint, which is not behind this
 ///   middleware: no recursion.
 struct BearerTokenMiddleware: Middleware {
@@ -57,6 +59,12 @@ struct BearerTokenMiddleware: Middleware {
         authorized.headerFields[.authorization] = sent.authorizationValue
         let response = try await next(authorized, body, context)
         guard response.status.code == 401, AuthenticationChallenge.asksForNewBearerToken(response.headerFields) else {
+            return response
+        }
+        // A redirect to another origin left the token behind: that origin's 401 says nothing
+        // about the token.
+        guard response.isFromOrigin(of: authorized) else {
+            context.logger.debug("401 from an origin the token was not sent to: not renewing")
             return response
         }
         guard body?.isReplayable ?? true else {

@@ -43,10 +43,6 @@ final class CurlTransfer: @unchecked Sendable {
     private var buffer = ResponseBuffer()
     private var stream: ResponseBodyStream?
     private var failure: CourierError?
-    /// A response the security policy refused (the transfer was aborted for it).
-    private var refusal: CourierError?
-    /// Whether a redirect already turned the request into a GET without its body.
-    private var bodyDropped = false
 
     // Request body.
     private var upload: UploadSource?
@@ -100,7 +96,6 @@ final class CurlTransfer: @unchecked Sendable {
         var method: HTTPRequest.Method
         var hasBody: Bool
         var isHTTPS: Bool
-        var maximumRedirects: Int
         var reportsProgress: Bool
         /// The stall timeout in whole seconds (libcurl's granularity), `0` for none.
         var stallSeconds: Int
@@ -111,7 +106,6 @@ final class CurlTransfer: @unchecked Sendable {
             method: request.method,
             hasBody: body != nil,
             isHTTPS: isHTTPS,
-            maximumRedirects: options.maximumRedirects,
             reportsProgress: options.reportsProgress && control.observesProgress,
             stallSeconds: options.stallTimeout.map { max(1, ($0.milliseconds + 999) / 1000) } ?? 0
         )
@@ -183,11 +177,7 @@ final class CurlTransfer: @unchecked Sendable {
         )
         try set(easy, CURLOPT_PIPEWAIT, 1)
         try configureTLS(easy, transport: transport)  // decides itself whether TLS options apply
-        if profile.maximumRedirects > 0 {
-            try set(easy, CURLOPT_FOLLOWLOCATION, 1)
-            try set(easy, CURLOPT_MAXREDIRS, profile.maximumRedirects)
-            try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, profile.isHTTPS ? "https" : "http,https")
-        }
+        // Redirects are followed by the session (RedirectMiddleware), never by libcurl.
         switch transport.proxy {
         case .environment: break
         case .none: try set(easy, CURLOPT_PROXY, "")
@@ -291,7 +281,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// again is safe: the method is idempotent and the body can be sent again, or nothing of
     /// the request reached the connection at all.
     func retriesOnFreshConnection(after code: CURLcode) -> Bool {
-        guard !isOnFreshConnection, !isCancelled, continuation != nil, failure == nil, refusal == nil,
+        guard !isOnFreshConnection, !isCancelled, continuation != nil, failure == nil,
             statusCode == 0, headBytes == 0, receivedBytes == 0, let easy
         else { return false }
         switch code {
@@ -309,7 +299,6 @@ final class CurlTransfer: @unchecked Sendable {
         fields = HTTPFields()
         headComplete = false
         expectedLength = -1
-        bodyDropped = false
         lastDownload = -1
         lastUpload = -1
         return true
@@ -379,24 +368,6 @@ final class CurlTransfer: @unchecked Sendable {
     private func finishHead() -> Bool {
         headBytes = 0  // trailers, a 1xx's successor or a redirect's response count anew
         guard statusCode >= 200 else { return true }  // 1xx interim response, or no status line yet
-        if options.maximumRedirects > 0, [301, 302, 303, 307, 308].contains(statusCode),
-            let location = fields[.location]
-        {
-            // curl follows this redirect; the final response comes next. A 307 or 308 would
-            // send the body again: never to another origin on a secured transport.
-            if statusCode == 307 || statusCode == 308, body != nil, !bodyDropped, loop.configuration.security.isSecured,
-                let target = crossOriginTarget(of: location)
-            {
-                refusal = CourierError.crossOriginRedirect(status: statusCode, toHost: target)
-                return false
-            }
-            // libcurl turns POST into GET on 301, 302 and 303, and any method into GET on 303:
-            // the body stays behind for the rest of the redirects.
-            if statusCode == 303 || (request.method == .post && (statusCode == 301 || statusCode == 302)) {
-                bodyDropped = true
-            }
-            return true
-        }
         headComplete = true
         guard case .streamed(let bufferBytes) = options.responseBody, let continuation else { return true }
         self.continuation = nil
@@ -419,19 +390,6 @@ final class CurlTransfer: @unchecked Sendable {
             returning: Response(head: head, body: Response.Body(stream: .init(stream)), metrics: metrics())
         )
         return true
-    }
-
-    /// The host a redirect's `Location` leads to when it is another origin (scheme, host or
-    /// port) than the URL that answered; `nil` for the same origin.
-    private func crossOriginTarget(of location: String) -> String? {
-        var current: UnsafePointer<CChar>?
-        if let easy { _ = ccurl_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &current) }
-        guard let base = URL(string: current.map { String(cString: $0) } ?? url),
-            let target = URL(string: location, relativeTo: base)?.absoluteURL
-        else { return location }  // unparseable: treat as foreign
-        // Origins in the normal form trust policies use (case, trailing dot, IPv6, default ports).
-        guard let targetOrigin = Authority.Origin(url: target) else { return location }
-        return targetOrigin == Authority.Origin(url: base) ? nil : targetOrigin.host
     }
 
     /// Takes body bytes. Returns the count taken; anything else makes curl pause or fail.
@@ -516,10 +474,6 @@ final class CurlTransfer: @unchecked Sendable {
 
     func complete(_ code: CURLcode) {
         guard code == CURLE_OK else {
-            if let refusal {
-                fail(refusal)
-                return
-            }
             // A pin mismatch or an untrusted host (CurlTransfer+TLS.swift).
             if failure == nil, let refused = securityFailure(code) {
                 fail(refused)
@@ -610,8 +564,7 @@ final class CurlTransfer: @unchecked Sendable {
             bytesSent: offT(CURLINFO_SIZE_UPLOAD_T),
             bytesReceived: offT(CURLINFO_SIZE_DOWNLOAD_T),
             httpVersion: version,
-            isConnectionReused: long(CURLINFO_NUM_CONNECTS) == 0,
-            redirectCount: long(CURLINFO_REDIRECT_COUNT)
+            isConnectionReused: long(CURLINFO_NUM_CONNECTS) == 0
         )
     }
 
@@ -668,7 +621,7 @@ extension UnsafeRawBufferPointer {
 
     /// The status code of a status line such as `HTTP/1.1 200 OK` or `HTTP/2 204`.
     var statusCode: Int? {
-        guard let space = firstIndex(of: 0x20), space + 3 < count || space + 3 == count else { return nil }
+        guard let space = firstIndex(of: 0x20), space + 3 < count else { return nil }
         var code = 0
         for index in (space + 1)..<(space + 4) {
             let digit = Int(self[index]) - 48
