@@ -7,6 +7,7 @@
 #
 #   scripts/test.sh              # everything
 #   COURIER_SKIP_TSAN=1 scripts/test.sh   # skip the ThreadSanitizer pass
+#   COURIER_ASAN=1 scripts/test.sh        # add an AddressSanitizer pass (another full build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,9 +41,11 @@ swift test --skip-build --no-parallel
 
 if [[ "${COURIER_SKIP_TSAN:-0}" != "1" ]]; then
   echo "== concurrency tests under ThreadSanitizer"
-  swift build --build-tests --sanitize=thread --scratch-path .build-tsan
-  TSAN_OPTIONS="halt_on_error=1" swift test --skip-build --sanitize=thread --scratch-path .build-tsan --no-parallel \
-    --filter 'SessionTests|ResponseHeadTests|NetworkTaskTests|OriginQueueTests|EasyHandleReuseTests|ReceiveBufferTests|StreamingTests|TransportIntegrationTests|MiddlewareTests|HTTP2Tests|SecurityPinningTests|AuthBroker|AuthClient|AuthTokenStore|Concurrency'
+  scripts/sanitize.sh thread
+fi
+if [[ "${COURIER_ASAN:-0}" == "1" ]]; then
+  echo "== lifetime tests under AddressSanitizer"
+  scripts/sanitize.sh address
 fi
 echo "== documentation (broken symbol links fail)"
 scripts/build-docs.sh

@@ -8,8 +8,16 @@ import Synchronization
 /// the thread with `curl_multi_wakeup`. Everything else here runs on the loop thread:
 /// adding and removing easy handles, curl's callbacks, and resuming callers.
 ///
-/// `@unchecked Sendable`: the mutable state is confined to the loop thread; the inbox and
-/// the counters are synchronized.
+/// Stopping is orderly: every transfer in flight, queued or still in the inbox fails with
+/// ``CourierError/Kind/shutDown``; every job already handed to the loop runs, and so does
+/// every job the failures resume; only then is the multi handle cleaned up. Wake-ups happen
+/// with the inbox locked and never once it is marked stopped, so none reaches a cleaned-up
+/// handle; jobs enqueued after the stop run on the global concurrent executor, so a task
+/// that prefers this executor never waits for a thread that is gone.
+///
+/// `@unchecked Sendable`: the mutable state is confined to the loop thread (debug builds
+/// assert it where commands are applied and transfers end); the inbox and the counters are
+/// synchronized.
 final class CurlMultiLoop: @unchecked Sendable {
     enum Command {
         case start(CurlTransfer)
@@ -23,6 +31,8 @@ final class CurlMultiLoop: @unchecked Sendable {
         var wakeupPending = false
         var isStopping = false
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Set once the last job has been taken at the stop: from then on no wake-up reaches
+        /// the multi handle and jobs go to the global executor.
         var isStopped = false
     }
 
@@ -42,6 +52,9 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     // Loop-thread state.
     private var localJobs: [UnownedJob] = []
+    /// Whether the loop is tearing down: jobs and commands from its own thread then go
+    /// through the inbox like everyone else's.
+    private var isClosing = false
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var idleHandles: [CurlEasyHandle] = []
     private let maximumIdleHandles = 256
@@ -63,9 +76,13 @@ final class CurlMultiLoop: @unchecked Sendable {
             preconditionFailure("curl_multi_init failed: out of memory")
         }
         self.multi = multi
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConnectionsPerHost)
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maximumConnections)
+        // Options libcurl 7.68 and later know; they fail only for an unknown option or value.
+        let set = [
+            ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)),
+            ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConnectionsPerHost),
+            ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maximumConnections),
+        ]
+        assert(set.allSatisfy { $0 == CURLM_OK }, "curl_multi_setopt failed: \(set)")
         let thread = Thread { [self] in run() }
         thread.name = "courier.curl"
         thread.start()
@@ -88,7 +105,7 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     /// Runs `command` at once when called on the loop thread, otherwise queues it.
     func perform(_ command: Command) {
-        if isCurrent {
+        if isCurrent, !isClosing {
             apply(command)
         } else {
             submit(command)
@@ -97,44 +114,45 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     /// Queues a command for the loop thread and wakes it when it may be waiting.
     func submit(_ command: Command) {
-        let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
-            if inbox.isStopping {
-                return (false, false)
-            }
+        let accepted = inbox.withLock { inbox -> Bool in
+            guard !inbox.isStopping else { return false }
             inbox.commands.append(command)
-            let wake = !inbox.wakeupPending
-            inbox.wakeupPending = true
-            return (true, wake)
+            wake(&inbox)
+            return true
         }
-        if !accepted {
-            if case .start(let transfer) = command { transfer.fail(CourierError.shutDown("transport")) }
-            return
-        }
-        if wake { _ = curl_multi_wakeup(multi) }
+        if !accepted, case .start(let transfer) = command { transfer.fail(CourierError.shutDown("transport")) }
     }
 
     /// Asks the loop to stop and waits until it has released every handle.
     func shutdown() async {
         await withCheckedContinuation { continuation in
-            let (alreadyStopped, wake) = inbox.withLock { inbox -> (Bool, Bool) in
-                if inbox.isStopped { return (true, false) }
+            let stopped = inbox.withLock { inbox -> Bool in
+                if inbox.isStopped { return true }
                 inbox.stopWaiters.append(continuation)
-                let wake = !inbox.isStopping
                 inbox.isStopping = true
-                return (false, wake)
+                wake(&inbox)
+                return false
             }
-            if alreadyStopped { continuation.resume() }
-            if wake { _ = curl_multi_wakeup(multi) }
+            if stopped { continuation.resume() }
         }
     }
 
     /// Asks the loop to stop without waiting.
     func stop() {
-        let wake = inbox.withLock { inbox -> Bool in
-            defer { inbox.isStopping = true }
-            return !inbox.isStopping && !inbox.isStopped
+        inbox.withLock { inbox in
+            inbox.isStopping = true
+            wake(&inbox)
         }
-        if wake { _ = curl_multi_wakeup(multi) }
+    }
+
+    /// Wakes the loop thread unless a wake-up is already pending. Called with the inbox
+    /// locked: the loop cleans up the multi handle only after marking the inbox stopped under
+    /// the same lock, so a wake-up never reaches a cleaned-up handle.
+    private func wake(_ inbox: inout Inbox) {
+        guard !inbox.wakeupPending, !inbox.isStopped else { return }
+        inbox.wakeupPending = true
+        let code = curl_multi_wakeup(multi)
+        assert(code == CURLM_OK, "curl_multi_wakeup failed: \(code)")
     }
 
     // MARK: Loop thread
@@ -151,11 +169,12 @@ final class CurlMultiLoop: @unchecked Sendable {
                 swap(&jobs, &inbox.jobs)
                 return inbox.isStopping
             }
+            if stopping { break }
             for command in commands { apply(command) }
             commands.removeAll(keepingCapacity: true)
-            if stopping { break }
             runJobs(&jobs)
-            _ = curl_multi_perform(multi, &stillRunning)
+            let performed = curl_multi_perform(multi, &stillRunning)
+            if performed != CURLM_OK { abandonRunning(performed) }
             collectCompletions()
             // Jobs resumed by completions run before the next wait.
             runJobs(&jobs)
@@ -169,9 +188,13 @@ final class CurlMultiLoop: @unchecked Sendable {
                     timeout = min(timeout, Int32(clamping: (queueDeadline - now).milliseconds + 1))
                 }
             }
-            _ = curl_multi_poll(multi, nil, 0, timeout, nil)
+            let polled = curl_multi_poll(multi, nil, 0, timeout, nil)
+            if polled != CURLM_OK {
+                abandonRunning(polled)
+                usleep(1000)  // never a busy loop over a failing poll
+            }
         }
-        tearDown()
+        tearDown(commands: commands, jobs: jobs)
     }
 
     /// Runs the queued jobs, then those they enqueue on this thread, until none are left.
@@ -189,10 +212,13 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     private func apply(_ command: Command) {
+        assert(isCurrent, "a command applied off the loop thread")
         switch command {
         case .start(let transfer): start(transfer)
         case .cancel(let transfer): cancel(transfer)
-        case .updatePause(let transfer): transfer.applyPause()
+        case .updatePause(let transfer):
+            let code = transfer.applyPause()
+            if code != CURLE_OK { finish(transfer, code: code) }
         }
     }
 
@@ -250,7 +276,8 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
         running[easy] = transfer
         activeCount.wrappingAdd(1, ordering: .relaxed)
-        transfer.attached()
+        let paused = transfer.attached()
+        if paused != CURLE_OK { finish(transfer, code: paused) }
         return true
     }
 
@@ -322,36 +349,58 @@ final class CurlMultiLoop: @unchecked Sendable {
             return
         }
         transfer.isCancelled = true
+        abandon(transfer, easy: easy, with: CancellationError())
+    }
+
+    /// Ends a running transfer that will not complete: its handle is cleaned up, not reused.
+    private func abandon(_ transfer: CurlTransfer, easy: UnsafeMutableRawPointer, with error: any Error) {
         remove(easy)
         transfer.detach()  // drops the last reference to the handle: curl_easy_cleanup
         handleCount.wrappingSubtract(1, ordering: .relaxed)
-        transfer.fail(CancellationError())
+        transfer.fail(error)
         release(transfer.slots)
+    }
+
+    /// Fails every running transfer after libcurl's multi interface itself failed.
+    private func abandonRunning(_ code: CURLMcode) {
+        let error = CourierError(
+            kind: .transportFailure,
+            message: "libcurl's transfer loop failed: \(String(cString: curl_multi_strerror(code)))"
+        )
+        for (easy, transfer) in running { abandon(transfer, easy: easy, with: error) }
     }
 
     private func collectCompletions() {
         var remaining: Int32 = 0
         while let message = curl_multi_info_read(multi, &remaining) {
-            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
-            let code = message.pointee.data.result
-            guard let transfer = running[easy], let handle = transfer.handle else { continue }
-            remove(easy)
-            if code != CURLE_OK, transfer.retriesOnFreshConnection(after: code) {
-                // The connection died before the server answered: once more, on a new one.
-                transfer.detach(after: code)
-                if !attach(transfer, using: handle) { release(transfer.slots) }
-                continue
-            }
-            transfer.complete(code)
-            transfer.detach(after: code)
-            recycle(handle)
-            transfer.slots?.record(bodyBytes: transfer.receivedBytes)
-            release(transfer.slots)
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+                let transfer = running[easy]
+            else { continue }
+            finish(transfer, code: message.pointee.data.result)
         }
     }
 
+    /// Ends a running transfer with curl's result, or sends it once more on a fresh
+    /// connection when its connection died before the server answered.
+    private func finish(_ transfer: CurlTransfer, code: CURLcode) {
+        assert(isCurrent, "a transfer ended off the loop thread")
+        guard let easy = transfer.easy, let handle = transfer.handle, running[easy] === transfer else { return }
+        remove(easy)
+        if code != CURLE_OK, transfer.retriesOnFreshConnection(after: code) {
+            transfer.detach(after: code)
+            if !attach(transfer, using: handle) { release(transfer.slots) }
+            return
+        }
+        transfer.complete(code)
+        transfer.detach(after: code)
+        recycle(handle)
+        transfer.slots?.record(bodyBytes: transfer.receivedBytes)
+        release(transfer.slots)
+    }
+
     private func remove(_ easy: UnsafeMutableRawPointer) {
-        _ = curl_multi_remove_handle(multi, easy)
+        let code = curl_multi_remove_handle(multi, easy)
+        assert(code == CURLM_OK, "curl_multi_remove_handle failed: \(code)")
         running[easy] = nil
         activeCount.wrappingSubtract(1, ordering: .relaxed)
     }
@@ -367,35 +416,50 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
     }
 
-    private func tearDown() {
+    /// Fails everything in flight, runs every job handed to the loop — those taken with the
+    /// stop and those the failures resume — and only then cleans up the multi handle.
+    private func tearDown(commands: [Command], jobs: [UnownedJob]) {
+        isClosing = true
+        let shutDown = CourierError.shutDown("transport")
         for (easy, transfer) in running {
-            _ = curl_multi_remove_handle(multi, easy)
+            let code = curl_multi_remove_handle(multi, easy)
+            assert(code == CURLM_OK, "curl_multi_remove_handle failed: \(code)")
             transfer.detach()  // releases the handle: curl_easy_cleanup
             handleCount.wrappingSubtract(1, ordering: .relaxed)
             activeCount.wrappingSubtract(1, ordering: .relaxed)
-            transfer.fail(CourierError.shutDown("transport"))
+            transfer.fail(shutDown)
         }
         running.removeAll()
         for slots in origins.values {
             for transfer in slots.queued where transfer.isQueued {
                 transfer.isQueued = false
                 queuedCount.wrappingSubtract(1, ordering: .relaxed)
-                transfer.fail(CourierError.shutDown("transport"))
+                transfer.fail(shutDown)
             }
         }
         origins.removeAll()
         handleCount.wrappingSubtract(idleHandles.count, ordering: .relaxed)
         idleHandles.removeAll()  // curl_easy_cleanup for each
-        let (commands, waiters) = inbox.withLock { inbox in
-            inbox.isStopped = true
-            defer {
-                inbox.commands.removeAll()
-                inbox.stopWaiters.removeAll()
+        var commands = commands
+        var jobs = jobs
+        while true {
+            // Starts accepted before the stop fail; nothing else needs doing any more.
+            for case .start(let transfer) in commands { transfer.fail(shutDown) }
+            runJobs(&jobs)
+            let done = inbox.withLock { inbox -> Bool in
+                swap(&commands, &inbox.commands)
+                swap(&jobs, &inbox.jobs)
+                guard commands.isEmpty, jobs.isEmpty else { return false }
+                inbox.isStopped = true
+                return true
             }
-            return (inbox.commands, inbox.stopWaiters)
+            if done { break }
         }
-        for case .start(let transfer) in commands { transfer.fail(CourierError.shutDown("transport")) }
-        _ = curl_multi_cleanup(multi)
+        _ = curl_multi_cleanup(multi)  // no wake-up can reach it: the inbox is stopped
+        let waiters = inbox.withLock { inbox in
+            defer { inbox.stopWaiters.removeAll() }
+            return inbox.stopWaiters
+        }
         for waiter in waiters { waiter.resume() }
     }
 }
@@ -405,19 +469,21 @@ extension CurlMultiLoop: TaskExecutor {
     ///
     /// A job enqueued from the loop thread itself costs no wake-up: this is what makes
     /// callers that prefer this executor cheap.
+    /// Once the loop has stopped, jobs run on the global concurrent executor instead: a task
+    /// that prefers this executor goes on after the transport shut down.
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        if isCurrent {
+        if isCurrent, !isClosing {
             localJobs.append(job)
             return
         }
-        let wake = inbox.withLock { inbox -> Bool in
+        let accepted = inbox.withLock { inbox -> Bool in
+            guard !inbox.isStopped else { return false }
             inbox.jobs.append(job)
-            let wake = !inbox.wakeupPending
-            inbox.wakeupPending = true
-            return wake
+            wake(&inbox)
+            return true
         }
-        if wake { _ = curl_multi_wakeup(multi) }
+        if !accepted { globalConcurrentExecutor.enqueue(job) }
     }
 }
 

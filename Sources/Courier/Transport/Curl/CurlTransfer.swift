@@ -239,14 +239,16 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// Called once the easy handle was added: applies a suspension requested before the start.
-    func attached() {
+    /// Returns libcurl's result of pausing (`CURLE_OK` when there was nothing to pause).
+    func attached() -> CURLcode {
         if control.attach({ [weak self, loop] suspended in
             guard let self else { return }
             _ = suspended
             loop.submit(.updatePause(self))
         }) {
-            applyPause()
+            return applyPause()
         }
+        return CURLE_OK
     }
 
     /// Releases per-transfer curl resources; the easy handle goes back to the loop.
@@ -322,12 +324,15 @@ final class CurlTransfer: @unchecked Sendable {
     ///
     /// Buffer-driven pauses (a full stream, an empty upload) are lifted here too: if the
     /// buffer is still full or empty, the next callback pauses the transfer again.
-    func applyPause() {
-        guard let easy else { return }
+    ///
+    /// Returns libcurl's result: resuming delivers buffered data through the callbacks at
+    /// once, and a failure there ends the transfer (the loop completes it with this code).
+    func applyPause() -> CURLcode {
+        guard let easy else { return CURLE_OK }
         isReceivePaused = false
         isSendPaused = false
         let mask = control.isSuspended ? CURLPAUSE_RECV | CURLPAUSE_SEND : CURLPAUSE_CONT
-        _ = curl_easy_pause(easy, mask)
+        return curl_easy_pause(easy, mask)
     }
 
     // MARK: Callbacks (loop thread)
