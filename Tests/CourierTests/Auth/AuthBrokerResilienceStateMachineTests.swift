@@ -409,3 +409,40 @@ import Testing
         #expect(machine.token == nil)
     }
 }
+
+extension AuthBrokerResilienceStateMachineTests {
+    @Test func nothingToRenewWithDoesNotBackOff() throws {
+        var machine = machine()
+        guard case .start(let load, _) = machine.tokenRequested(now: start) else { throw Unexpected() }
+        _ = machine.loadCompleted(load.id, result: .success(nil), now: start)
+        let noUser = CourierError(kind: .userNotAuthenticated, message: "there is no user token")
+        guard
+            case .fail(let error, _) = machine.operationCompleted(
+                load.id,
+                result: .failure(noUser),
+                now: start,
+                jitter: 1
+            )
+        else { throw Unexpected() }
+        #expect(error.message == "there is no user token")
+        #expect(machine.retryAt == nil)
+        _ = try started(machine.tokenRequested(now: start))
+    }
+
+    @Test func wipingStartsTheBackoffAndTheGuardAfresh() throws {
+        var machine = machine(limit: 1)
+        var current = try loaded(&machine, with: token("a", at: start), at: start)
+        let counted = try started(machine.tokenRejected(version: current.version, now: start))
+        current = try publish(&machine, counted.id, token("b", at: start), at: start)
+        _ = try failed(machine.tokenRejected(version: current.version, now: start))
+        #expect(machine.guardClosedUntil != nil)
+        _ = machine.wiped()
+        #expect(machine.guardClosedUntil == nil)
+        let renewal = try started(machine.tokenRequested(now: start))
+        _ = machine.operationCompleted(renewal.id, result: .failure(Self.outage), now: start, jitter: 1)
+        #expect(machine.retryAt != nil)
+        _ = machine.wiped()
+        #expect(machine.retryAt == nil)
+        _ = try started(machine.tokenRequested(now: start))
+    }
+}

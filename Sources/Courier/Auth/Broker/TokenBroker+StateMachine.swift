@@ -203,7 +203,9 @@ extension TokenBroker {
         ///
         /// A success resets the backoff. A failed renewal (not a sign-in) backs off: the next
         /// one waits ``RenewalBackoff/delay(afterFailures:jitter:)``, or longer when a 429 or
-        /// 503 asked so with `Retry-After`. When that renewal ran inside the leeway and the
+        /// 503 asked so with `Retry-After`. A strategy that has nothing to renew with
+        /// (``CourierError/Kind/userNotAuthenticated``: no refresh token, no user) asked no
+        /// server and does not back off. When that renewal ran inside the leeway and the
         /// token has not expired, its waiters get that token instead of the error.
         ///
         /// - Parameters:
@@ -240,6 +242,9 @@ extension TokenBroker {
                 guard case .fail(let failure, let wipe) = classify(error, explicit: false) else {
                     return .discard
                 }
+                // Nothing to renew with (no refresh token, no user): the strategy asked no server,
+                // and only a sign-in helps. No backoff, so the sign-in's token is usable at once.
+                if (error as? CourierError)?.kind == .userNotAuthenticated { return .fail(failure, wipe: wipe) }
                 consecutiveFailures += 1
                 var delay = backoff.delay(afterFailures: consecutiveFailures, jitter: jitter)
                 if let asked = Self.retryAfter(failure, now: now) {
@@ -257,13 +262,19 @@ extension TokenBroker {
         }
 
         /// Logout: forget the token and abandon the operation in flight, whose waiters the
-        /// actor fails. Returns that operation's id.
+        /// actor fails; the backoff and the loop guard start afresh. Returns that operation's id.
         mutating func wiped() -> OperationID? {
             let abandoned = operation?.id
             operation = nil
             loopRenewal = nil
             token = nil
             obtainedAt = nil
+            // A fresh start (logout, another user): nothing from before holds the level back.
+            loopRenewals = []
+            guardClosedUntil = nil
+            consecutiveFailures = 0
+            retryAt = nil
+            lastFailure = nil
             version += 1
             rejectedVersion = nil
             isLoaded = true
