@@ -197,7 +197,24 @@ func sample_Authentication_4() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 5
 func sample_Authentication_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 154)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 156)
+    do {
+        let orders = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/orders"))
+        print(orders.statusCode)
+    } catch let error as CourierError where error.kind == .tokenRefreshFailed {
+        // The authorization server is unreachable or overloaded, and the token has expired:
+        // the message says when the broker tries again. Retrying sooner sends nothing.
+        print(error.statusCode ?? 0, error.message)
+    } catch let error as CourierError where error.kind == .excessiveRefresh {
+        // A resource server keeps rejecting fresh tokens: a configuration problem to report.
+        print(error.message)
+    }
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/Authentication.md, sample 6
+func sample_Authentication_6() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 191)
     var configuration = ResourceAccess.Configuration(
         resourceBaseURL: URL(string: "https://api.example.com")!,
         authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
@@ -218,9 +235,9 @@ func sample_Authentication_5() async throws {
 #sourceLocation()
 }
 
-// Documentation.docc/Articles/Authentication.md, sample 6
-func sample_Authentication_6() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 200)
+// Documentation.docc/Articles/Authentication.md, sample 7
+func sample_Authentication_7() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 237)
     struct ReportsCredentials: ChallengeCredentialProvider {
         func credential(for context: ChallengeContext) async throws -> ChallengeCredential? {
             guard context.host == "reports.example.com", context.realm == "reports" else { return nil }
@@ -242,9 +259,9 @@ func sample_Authentication_6() async throws {
 #sourceLocation()
 }
 
-// Documentation.docc/Articles/Authentication.md, sample 7
-func sample_Authentication_7() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 242)
+// Documentation.docc/Articles/Authentication.md, sample 8
+func sample_Authentication_8() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 279)
     let store = EncryptedFileTokenStore(
         path: "/var/lib/my-app/tokens.store",
         keyProvider: TokenStoreKeyProvider { try await loadTokenStoreKey() }   // your secret manager
@@ -254,9 +271,9 @@ func sample_Authentication_7() async throws {
 #sourceLocation()
 }
 
-// Documentation.docc/Articles/Authentication.md, sample 8
-func sample_Authentication_8() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 260)
+// Documentation.docc/Articles/Authentication.md, sample 9
+func sample_Authentication_9() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 297)
     let report = await access.userClient.logout()
     if !report.isComplete {
         logger.warning("logout: \(report.revokedTokens) revoked, failures: \(report.failures.map(\.kind))")

@@ -106,6 +106,12 @@ public struct OAuth2Token: Sendable, Hashable, Codable, CustomStringConvertible 
         return date >= renewalDate
     }
 
+    /// Whether the token has expired at `date`; never for a token without expiry.
+    func hasExpired(at date: Date) -> Bool {
+        guard let expiresAt else { return false }
+        return date >= expiresAt
+    }
+
     /// When ``needsRenewal(at:leeway:)`` starts to say yes; `nil` for a token without expiry.
     func renewalDate(leeway: Duration) -> Date? {
         guard let expiresAt else { return nil }

@@ -269,7 +269,8 @@ struct TokenEndpoint: Sendable {
         }
     }
 
-    /// The error for a response that is not a success.
+    /// The error for a response that is not a success; it keeps the response, whose
+    /// `Retry-After` the broker honours for a 429 or 503.
     func failure(_ response: Response, endpoint: String, action: String) -> CourierError {
         let status = response.status.code
         if let oauth = OAuth2Error(json: response.data) {
@@ -279,7 +280,8 @@ struct TokenEndpoint: Sendable {
                 message: "the \(action) was refused with \(oauth.code)",
                 oauthError: oauth,
                 statusCode: status,
-                endpoint: endpoint
+                endpoint: endpoint,
+                response: response
             )
         }
         if status == 401 {
@@ -294,7 +296,8 @@ struct TokenEndpoint: Sendable {
             kind: .tokenRefreshFailed,
             message: "the \(action) answered \(status) without an OAuth error",
             statusCode: status,
-            endpoint: endpoint
+            endpoint: endpoint,
+            response: response
         )
     }
 

@@ -43,8 +43,11 @@ extension ResourceAccess {
         /// half the token's lifetime, so short-lived tokens are not renewed on every use.
         public var renewalLeeway: Duration
         /// The refresh-loop guard: at most this many renewals of one level within
-        /// ``renewalWindow`` (5 by default), after which requests fail with
-        /// ``CourierError/Kind/excessiveRefresh`` instead of renewing again.
+        /// ``renewalWindow`` (5 by default) for a token that a resource server rejected right
+        /// after it was issued (within 10 seconds) — a server that refuses every fresh token.
+        /// Past that, requests of the level fail with ``CourierError/Kind/excessiveRefresh``
+        /// for 5 seconds, then the level renews again. Renewals for expiry or the leeway
+        /// never count, however short-lived the tokens.
         public var maximumRenewals: Int
         /// The window of ``maximumRenewals`` (30 seconds by default).
         public var renewalWindow: Duration

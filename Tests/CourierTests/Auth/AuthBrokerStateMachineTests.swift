@@ -32,7 +32,13 @@ import Testing
         guard case .renew = machine.loadCompleted(load.id, result: .success(nil), now: start) else {
             throw Unexpected()
         }
-        guard case .publish(let published) = machine.operationCompleted(load.id, result: .success(first), now: start)
+        guard
+            case .publish(let published) = machine.operationCompleted(
+                load.id,
+                result: .success(first),
+                now: start,
+                jitter: 1
+            )
         else {
             throw Unexpected()
         }
@@ -113,7 +119,8 @@ import Testing
             case .publish(let v2) = machine.operationCompleted(
                 renewal.id,
                 result: .success(token("b", at: start)),
-                now: start
+                now: start,
+                jitter: 1
             )
         else { throw Unexpected() }
         #expect(v2.version > v1)
@@ -132,7 +139,8 @@ import Testing
             case .fail(let error, let wipe) = machine.operationCompleted(
                 renewal.id,
                 result: .failure(failure),
-                now: start
+                now: start,
+                jitter: 1
             )
         else { throw Unexpected() }
         #expect(error.kind == .tokenRefreshFailed)
@@ -155,7 +163,8 @@ import Testing
             case .fail(let error, let wipe) = machine.operationCompleted(
                 renewal.id,
                 result: .failure(failure),
-                now: start
+                now: start,
+                jitter: 1
             )
         else { throw Unexpected() }
         #expect(error.kind == .userNotAuthenticated)
@@ -175,7 +184,8 @@ import Testing
             case .fail(let error, let wipe) = machine.operationCompleted(
                 grant.id,
                 result: .failure(failure),
-                now: start
+                now: start,
+                jitter: 1
             )
         else { throw Unexpected() }
         #expect(error.kind == .grantRejected)
@@ -201,7 +211,8 @@ import Testing
                 case .publish(let next) = machine.operationCompleted(
                     renewal.id,
                     result: .success(token("t\(round)", at: now)),
-                    now: now
+                    now: now,
+                    jitter: 1
                 )
             else { throw Unexpected() }
             version = next.version
@@ -218,15 +229,18 @@ import Testing
     @Test func failedRenewalsDoNotCountTowardsTheLimit() throws {
         var machine = machine(limit: 1)
         let version = try loaded(&machine, with: token("a", at: start))
+        var now = start
         for _ in 0..<5 {
-            guard case .start(let renewal, _) = machine.tokenRejected(version: version, now: start) else {
+            guard case .start(let renewal, _) = machine.tokenRejected(version: version, now: now) else {
                 throw Unexpected()
             }
             _ = machine.operationCompleted(
                 renewal.id,
                 result: .failure(CourierError(kind: .tokenRefreshFailed, message: "")),
-                now: start
+                now: now,
+                jitter: 1
             )
+            now = try #require(machine.retryAt)
         }
     }
 
@@ -236,7 +250,12 @@ import Testing
         guard case .start(let renewal, _) = machine.tokenRejected(version: v1, now: start) else { throw Unexpected() }
         #expect(machine.wiped() == renewal.id)
         guard
-            case .discard = machine.operationCompleted(renewal.id, result: .success(token("b", at: start)), now: start)
+            case .discard = machine.operationCompleted(
+                renewal.id,
+                result: .success(token("b", at: start)),
+                now: start,
+                jitter: 1
+            )
         else {
             throw Unexpected()
         }

@@ -75,7 +75,10 @@ struct AuthBrokerTests {
         for result in results {
             #expect(throws: CourierError(.tokenRefreshFailed)) { try result.get() }
         }
-        // The next caller tries again.
+        // A caller during the backoff gets the failure at once; after it, the next one tries again.
+        await #expect(throws: CourierError(.tokenRefreshFailed)) { try await broker.token() }
+        #expect(grant.calls == 2)
+        clock.advance(1)
         #expect(try await broker.token().token.accessToken == "t3")
     }
 
@@ -134,7 +137,11 @@ struct AuthBrokerTests {
         }
         await #expect(throws: CourierError(.excessiveRefresh)) { try await broker.tokenRejected(token) }
         #expect(grant.calls == 4)
-        clock.advance(61)
+        // The level stays closed for the cooldown only, then renews again.
+        clock.advance(RefreshLimit.cooldown.authTimeInterval - 0.5)
+        await #expect(throws: CourierError(.excessiveRefresh)) { try await broker.token() }
+        #expect(grant.calls == 4)
+        clock.advance(0.5)
         #expect(try await broker.tokenRejected(token).token.accessToken == "t5")
     }
 

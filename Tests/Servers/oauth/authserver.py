@@ -20,14 +20,18 @@ test convenience) are marked ``# NOTE:`` and listed in README.md.
 
 from __future__ import annotations
 
+import collections
+import email.utils
 import hmac
 import ipaddress
+import math
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from flask import Flask, jsonify, request
+from flask import Flask, Response, jsonify, request
 
 from common import install_json_errors, is_loopback
 
@@ -301,6 +305,9 @@ class Store:
         self.by_refresh: dict[str, TokenRecord] = {}
         self.codes: dict[str, CodeRecord] = {}
         self.used_codes: dict[str, list[TokenRecord]] = {}
+        # what POST /oauth/token does instead of answering normally (admin/token-fault)
+        self.token_fault = {"mode": "none", "retry_after": None, "retry_after_form": "seconds", "delay_ms": 0}
+        self.token_request_times: collections.deque[float] = collections.deque(maxlen=10000)
         self.reset_stats()
 
     # -- stats ---------------------------------------------------------------
@@ -323,7 +330,10 @@ class Store:
                 "tokens_revoked": 0,  # tokens actually flipped to revoked
                 "refresh_reuse_detected": 0,
                 "code_reuse_detected": 0,
+                "token_requests": 0,  # every POST /oauth/token, answered, failed or faulted
+                "token_faults": 0,  # token requests a fault mode answered (down, 429, 503)
             }
+            self.token_request_times.clear()
 
     def bump(self, key, sub=None, n=1):
         with self.lock:
@@ -342,7 +352,15 @@ class Store:
             )
             out["token_lifetime"] = self.token_lifetime
             out["refresh_lifetime"] = self.refresh_lifetime
+            out["token_fault"] = self.token_fault["mode"]
             return out
+
+    def note_token_request(self) -> dict:
+        """Counts a token request and returns the fault mode in force for it."""
+        with self.lock:
+            self.stats["token_requests"] += 1
+            self.token_request_times.append(time.time())
+            return dict(self.token_fault)
 
     # -- tokens --------------------------------------------------------------
     def add_token(self, rec: TokenRecord):
@@ -779,8 +797,40 @@ def create_app(store: Store, issuer: str, gateway_url: str | None = None) -> Fla
 
     # ---- OAuth endpoints -----------------------------------------------------
 
+    def drop_connection():
+        # Close the connection without a status line: werkzeug's write then fails with a
+        # ConnectionError, which it (and server.Server.handle_error) treats as a dropped client.
+        sock = request.environ.get("werkzeug.socket")
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        return Response(b"", status=503)
+
+    def fault_response(fault):
+        status = int(fault["mode"])
+        resp = Response(f"token endpoint fault: {status}\n", status=status, mimetype="text/plain")
+        if fault["retry_after"] is not None:
+            if fault["retry_after_form"] == "date":
+                resp.headers["Retry-After"] = email.utils.formatdate(
+                    math.ceil(time.time() + fault["retry_after"]), usegmt=True
+                )
+            else:
+                resp.headers["Retry-After"] = str(fault["retry_after"])
+        return resp
+
     @app.post("/oauth/token")
     def token_endpoint():
+        fault = store.note_token_request()
+        if fault["mode"] == "down":
+            store.bump("token_faults")
+            return drop_connection()
+        if fault["mode"] in ("429", "503"):
+            store.bump("token_faults")
+            return fault_response(fault)
+        if fault["mode"] == "slow":
+            time.sleep(fault["delay_ms"] / 1000)
         resp = server.create_token_response()
         grant_type = request.values.get("grant_type") or "(none)"
         if resp.status_code == 200:
@@ -896,6 +946,43 @@ def create_app(store: Store, issuer: str, gateway_url: str | None = None) -> Fla
                 with store.lock:
                     setattr(store, attr, value if (value or key == "seconds") else None)
         return jsonify({"token_lifetime": store.token_lifetime, "refresh_lifetime": store.refresh_lifetime})
+
+    @app.route("/admin/token-fault", methods=["GET", "POST"])
+    def admin_token_fault():
+        if request.method == "POST":
+            mode = request.values.get("mode", "none")
+            if mode not in ("none", "down", "slow", "429", "503"):
+                return jsonify({"error": "invalid_request", "error_description": "unknown mode"}), 400
+            numbers = {}
+            for key, default in (("retry_after", None), ("delay_ms", 1000 if mode == "slow" else 0)):
+                raw = request.values.get(key)
+                if raw is None:
+                    numbers[key] = default
+                    continue
+                try:
+                    numbers[key] = int(raw)
+                except ValueError:
+                    return jsonify({"error": "invalid_request", "error_description": f"{key} must be an integer"}), 400
+                if numbers[key] < 0:
+                    return jsonify({"error": "invalid_request", "error_description": f"{key} out of range"}), 400
+            form = request.values.get("retry_after_form", "seconds")
+            if form not in ("seconds", "date"):
+                return jsonify({"error": "invalid_request", "error_description": "retry_after_form"}), 400
+            with store.lock:
+                store.token_fault = {
+                    "mode": mode,
+                    "retry_after": numbers["retry_after"],
+                    "retry_after_form": form,
+                    "delay_ms": numbers["delay_ms"],
+                }
+        with store.lock:
+            return jsonify(store.token_fault)
+
+    @app.get("/admin/token-requests")
+    def admin_token_requests():
+        with store.lock:
+            times = list(store.token_request_times)
+        return jsonify({"count": len(times), "times": times, "now": time.time()})
 
     install_json_errors(app)
     return app

@@ -492,6 +492,31 @@ def main():
               and g["by_route"]["/api/public/status"] == {"total": 1, "200": 1}, g)
         check("gateway introspection calls", g["introspection_calls"] == 4, g)
 
+        # ------------------------------------------------------- token faults
+        http("POST", f"{A}/admin/reset")
+        cc = {"grant_type": "client_credentials"}
+        http("POST", f"{A}/admin/token-fault?mode=429&retry_after=7")
+        r = http("POST", TOKEN, form=cc, basic=DEVICE)
+        check("fault 429 + Retry-After", r.status == 429 and r.headers.get("retry-after") == "7" and r.json is None, r)
+        http("POST", f"{A}/admin/token-fault?mode=503&retry_after=5&retry_after_form=date")
+        r = http("POST", TOKEN, form=cc, basic=DEVICE)
+        check("fault 503 + Retry-After date", r.status == 503 and r.headers.get("retry-after", "").endswith(" GMT"), r)
+        http("POST", f"{A}/admin/token-fault?mode=down")
+        try:
+            http("POST", TOKEN, form=cc, basic=DEVICE)
+            check("fault down closes the connection", False)
+        except (ConnectionError, httpclient.HTTPException):
+            check("fault down closes the connection", True)
+        http("POST", f"{A}/admin/token-fault?mode=slow&delay_ms=300")
+        t = time.monotonic()
+        r = http("POST", TOKEN, form=cc, basic=DEVICE)
+        check("fault slow delays, then answers", r.status == 200 and time.monotonic() - t >= 0.3, r)
+        check("bad fault mode", http("POST", f"{A}/admin/token-fault?mode=sometimes").status == 400)
+        check("fault cleared", http("POST", f"{A}/admin/token-fault?mode=none").json["mode"] == "none")
+        s = http("GET", f"{A}/admin/stats").json
+        check("token requests counted", s["token_requests"] == 4 and s["token_faults"] == 3 and s["grants_total"] == 1, s)
+        check("token request times", http("GET", f"{A}/admin/token-requests").json["count"] == 4)
+
         # ------------------------------------------------------------ concurrency
         def burst(n, fn):
             barrier = threading.Barrier(n, timeout=30)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 extension TokenBroker {
     /// The broker's decisions, as a plain value: no I/O, no awaits, no clock of its own.
@@ -12,8 +13,14 @@ extension TokenBroker {
     ///   token renews once and late 401s for an old token renew nothing.
     /// - At most one operation (load from the store, renewal, explicit grant) is in flight;
     ///   callers that need a token meanwhile join it.
-    /// - Renewals of an existing token that succeed are counted per time window; past the
-    ///   limit, callers get ``CourierError/Kind/excessiveRefresh`` instead of another renewal.
+    /// - The loop guard counts only renewals of a token that a resource server rejected right
+    ///   after the machine obtained it (within ``RefreshLimit/freshness``); renewals for
+    ///   expiry or the leeway never count. Past ``RefreshLimit/maximumRefreshes`` within
+    ///   ``RefreshLimit/window``, the level answers ``CourierError/Kind/excessiveRefresh`` for
+    ///   ``RefreshLimit/cooldown``, then renews again.
+    /// - A failed renewal backs off (``RenewalBackoff``, at least as long as a 429 or 503
+    ///   `Retry-After` asks). Meanwhile a token inside its leeway is still handed out; callers
+    ///   without a usable token get the last failure at once, and nothing is sent.
     struct StateMachine: Sendable {
         typealias OperationID = UInt64
 
@@ -62,6 +69,10 @@ extension TokenBroker {
             case publish(BrokeredToken)
             /// Fail the operation; when `wipe` is set, also remove the level's stored token.
             case fail(CourierError, wipe: Bool)
+            /// The renewal failed, but the current token has not expired (the renewal ran inside
+            /// the leeway): resolve the operation with that token; the next renewal waits
+            /// `retryIn`. `error` is why the renewal failed, for the log.
+            case serveStale(BrokeredToken, error: CourierError, retryIn: Duration)
             /// The operation was abandoned (logout): drop its result.
             case discard
         }
@@ -69,6 +80,7 @@ extension TokenBroker {
         let level: AuthorizationLevel
         let leeway: Duration
         let refreshLimit: RefreshLimit
+        let backoff: RenewalBackoff
 
         private(set) var token: OAuth2Token?
         private(set) var version: UInt64 = 0
@@ -77,20 +89,51 @@ extension TokenBroker {
         /// The version a resource server rejected, while it is still current.
         private var rejectedVersion: UInt64?
         private var nextOperationID: OperationID = 1
-        /// When recent renewals succeeded, oldest first.
-        private var renewalTimes: [Date] = []
+        /// When an operation of this machine obtained the current token; `nil` for a token
+        /// read from the store.
+        private var obtainedAt: Date?
+        /// The renewal in flight when it replaces a token rejected right after it was obtained.
+        private var loopRenewal: OperationID?
+        /// When renewals that replaced a token rejected right after it was obtained
+        /// succeeded, oldest first: what the loop guard counts.
+        private var loopRenewals: [Date] = []
+        /// Until when the tripped loop guard refuses renewals after a rejection.
+        private(set) var guardClosedUntil: Date?
+        /// Renewals that failed in a row since the last success.
+        private(set) var consecutiveFailures = 0
+        /// No renewal starts before this time (backoff, `Retry-After`).
+        private(set) var retryAt: Date?
+        /// Why the last renewal failed: what callers get while the machine backs off.
+        private var lastFailure: CourierError?
 
-        init(level: AuthorizationLevel, leeway: Duration, refreshLimit: RefreshLimit) {
+        /// Creates a machine.
+        ///
+        /// - Parameters:
+        ///   - level: The level whose token it manages.
+        ///   - leeway: How long before expiry a token is renewed.
+        ///   - refreshLimit: The refresh-loop guard.
+        ///   - backoff: How long to wait after failed renewals.
+        init(
+            level: AuthorizationLevel,
+            leeway: Duration,
+            refreshLimit: RefreshLimit,
+            backoff: RenewalBackoff = RenewalBackoff()
+        ) {
             self.level = level
             self.leeway = leeway
             self.refreshLimit = refreshLimit
+            self.backoff = backoff
         }
 
         /// The token a caller may use without asking the actor, and until when: `nil` while
         /// the store is unread, the current token was rejected, or a renewal is in flight.
+        ///
+        /// While the machine backs off, a token inside its leeway is served until the next
+        /// attempt is due (or the token expires, whichever comes first).
         var fastPathToken: (token: BrokeredToken, renewAt: Date)? {
             guard isLoaded, operation == nil, let token, rejectedVersion != version else { return nil }
-            let renewAt = token.renewalDate(leeway: leeway) ?? .distantFuture
+            var renewAt = token.renewalDate(leeway: leeway) ?? .distantFuture
+            if let retryAt, retryAt > renewAt { renewAt = min(retryAt, token.expiresAt ?? retryAt) }
             return (BrokeredToken(token: token, version: version), renewAt)
         }
 
@@ -102,7 +145,13 @@ extension TokenBroker {
             guard isLoaded else { return .start(makeOperation(.load), current: nil) }
             guard let token else { return startRenewal(.noToken, now: now) }
             if rejectedVersion == version { return startRenewal(.rejected, now: now) }
-            if token.needsRenewal(at: now, leeway: leeway) { return startRenewal(.expired, now: now) }
+            if token.needsRenewal(at: now, leeway: leeway) {
+                // Serve stale: while backing off, a token that has not expired is still good.
+                if isBackingOff(at: now), !token.hasExpired(at: now) {
+                    return .use(BrokeredToken(token: token, version: version))
+                }
+                return startRenewal(.expired, now: now)
+            }
             return .use(BrokeredToken(token: token, version: version))
         }
 
@@ -138,53 +187,94 @@ extension TokenBroker {
                     token = stored
                     version += 1
                     rejectedVersion = nil
+                    obtainedAt = nil
                     if !stored.needsRenewal(at: now, leeway: leeway) {
                         operation = nil
                         return .resolve(BrokeredToken(token: stored, version: version))
                     }
                 }
                 let reason: GrantContext.Reason = stored == nil ? .noToken : .expired
-                if let error = limitExceeded(now: now) {
-                    operation = nil
-                    return .fail(error)
-                }
                 operation = Operation(id: id, kind: .renew(reason))
                 return .renew(current: stored, reason: reason)
             }
         }
 
         /// A renewal or grant finished.
+        ///
+        /// A success resets the backoff. A failed renewal (not a sign-in) backs off: the next
+        /// one waits ``RenewalBackoff/delay(afterFailures:jitter:)``, or longer when a 429 or
+        /// 503 asked so with `Retry-After`. A strategy that has nothing to renew with
+        /// (``CourierError/Kind/userNotAuthenticated``: no refresh token, no user) asked no
+        /// server and does not back off. When that renewal ran inside the leeway and the
+        /// token has not expired, its waiters get that token instead of the error.
+        ///
+        /// - Parameters:
+        ///   - id: The operation.
+        ///   - result: Its token or error.
+        ///   - now: The current time.
+        ///   - jitter: A random number in `0...1` that spreads the backoff.
         mutating func operationCompleted(
             _ id: OperationID,
             result: Result<OAuth2Token, any Error>,
-            now: Date
+            now: Date,
+            jitter: Double
         )
             -> CompletionAction
         {
             guard let finished = operation, finished.id == id else { return .discard }
             operation = nil
+            let countsTowardLimit = loopRenewal == id
+            loopRenewal = nil
             switch result {
             case .success(let new):
-                // The loop guard counts replacements of a token that existed; a first token
-                // (no token, or a sign-in) cannot be part of a refresh loop.
-                if case .renew(let reason) = finished.kind, reason != .noToken { renewalTimes.append(now) }
+                if countsTowardLimit { loopRenewals.append(now) }
                 token = new
                 version += 1
                 rejectedVersion = nil
                 isLoaded = true
+                obtainedAt = now
+                consecutiveFailures = 0
+                retryAt = nil
+                lastFailure = nil
                 return .publish(BrokeredToken(token: new, version: version))
             case .failure(let error):
-                let explicit = finished.kind == .grant
-                return classify(error, explicit: explicit)
+                guard finished.kind != .grant else { return classify(error, explicit: true) }
+                guard case .fail(let failure, let wipe) = classify(error, explicit: false) else {
+                    return .discard
+                }
+                // Nothing to renew with (no refresh token, no user): the strategy asked no server,
+                // and only a sign-in helps. No backoff, so the sign-in's token is usable at once.
+                if (error as? CourierError)?.kind == .userNotAuthenticated { return .fail(failure, wipe: wipe) }
+                consecutiveFailures += 1
+                var delay = backoff.delay(afterFailures: consecutiveFailures, jitter: jitter)
+                if let asked = Self.retryAfter(failure, now: now) {
+                    delay = max(delay, min(asked, backoff.maximumRetryAfter))
+                }
+                retryAt = now.addingTimeInterval(delay.authTimeInterval)
+                lastFailure = failure
+                if !wipe, finished.kind == .renew(.expired), let token, rejectedVersion != version,
+                    !token.hasExpired(at: now)
+                {
+                    return .serveStale(BrokeredToken(token: token, version: version), error: failure, retryIn: delay)
+                }
+                return .fail(backingOff(failure, now: now), wipe: wipe)
             }
         }
 
         /// Logout: forget the token and abandon the operation in flight, whose waiters the
-        /// actor fails. Returns that operation's id.
+        /// actor fails; the backoff and the loop guard start afresh. Returns that operation's id.
         mutating func wiped() -> OperationID? {
             let abandoned = operation?.id
             operation = nil
+            loopRenewal = nil
             token = nil
+            obtainedAt = nil
+            // A fresh start (logout, another user): nothing from before holds the level back.
+            loopRenewals = []
+            guardClosedUntil = nil
+            consecutiveFailures = 0
+            retryAt = nil
+            lastFailure = nil
             version += 1
             rejectedVersion = nil
             isLoaded = true
@@ -200,22 +290,83 @@ extension TokenBroker {
             return operation
         }
 
+        /// Starts a renewal unless the loop guard or the backoff forbids it.
         private mutating func startRenewal(_ reason: GrantContext.Reason, now: Date) -> TokenAction {
-            if let error = limitExceeded(now: now) { return .fail(error) }
-            return .start(makeOperation(.renew(reason)), current: token)
+            var countsTowardLimit = false
+            if reason == .rejected {
+                if let until = guardClosedUntil, now < until { return .fail(loopGuardError(until: until, now: now)) }
+                guardClosedUntil = nil
+                // Only a token rejected right after this machine obtained it can be part of a
+                // refresh loop; one that served for a while and was then revoked cannot.
+                if let obtainedAt, now.timeIntervalSince(obtainedAt) <= RefreshLimit.freshness.authTimeInterval {
+                    let windowStart = now.addingTimeInterval(-refreshLimit.window.authTimeInterval)
+                    loopRenewals.removeAll { $0 <= windowStart }
+                    if loopRenewals.count >= refreshLimit.maximumRefreshes {
+                        loopRenewals.removeAll()
+                        let until = now.addingTimeInterval(RefreshLimit.cooldown.authTimeInterval)
+                        guardClosedUntil = until
+                        return .fail(loopGuardError(until: until, now: now))
+                    }
+                    countsTowardLimit = true
+                }
+            }
+            if isBackingOff(at: now), let lastFailure { return .fail(backingOff(lastFailure, now: now)) }
+            let operation = makeOperation(.renew(reason))
+            if countsTowardLimit { loopRenewal = operation.id }
+            return .start(operation, current: token)
         }
 
-        /// The excessive-refresh error when the window already holds the maximum of renewals.
-        private mutating func limitExceeded(now: Date) -> CourierError? {
-            let windowStart = now.addingTimeInterval(-refreshLimit.window.authTimeInterval)
-            renewalTimes.removeAll { $0 <= windowStart }
-            guard renewalTimes.count >= refreshLimit.maximumRefreshes else { return nil }
-            return CourierError(
+        /// Whether a failed renewal's backoff is still running at `now`.
+        private func isBackingOff(at now: Date) -> Bool {
+            guard let retryAt else { return false }
+            return now < retryAt
+        }
+
+        /// The error of a tripped loop guard, saying how long it stays closed.
+        private func loopGuardError(until: Date, now: Date) -> CourierError {
+            CourierError(
                 kind: .excessiveRefresh,
-                message: "the \(level) token was renewed \(renewalTimes.count) times within "
-                    + "\(refreshLimit.window) and is still rejected; not renewing again",
+                message: "the \(level) token was rejected right after each of \(refreshLimit.maximumRefreshes) "
+                    + "renewals within \(refreshLimit.window): a resource server refuses fresh tokens; not renewing "
+                    + "the \(level) token for another \(Self.describe(until.timeIntervalSince(now)))",
                 level: level
             )
+        }
+
+        /// `failure`, with how long until the next renewal attempt added to its message.
+        private func backingOff(_ failure: CourierError, now: Date) -> CourierError {
+            let wait = max(0, (retryAt ?? now).timeIntervalSince(now))
+            let reason = failure.message.isEmpty ? "the \(level) token renewal failed" : failure.message
+            return CourierError(
+                kind: failure.kind,
+                message: "\(reason); the next \(level) token renewal attempt is in \(Self.describe(wait))",
+                level: failure.level ?? level,
+                oauthError: failure.oauthError,
+                statusCode: failure.statusCode,
+                endpoint: failure.endpoint,
+                response: failure.response,
+                underlying: failure.underlying
+            )
+        }
+
+        /// The delay a 429 or 503 asked for with `Retry-After`, in `error` or the errors under it.
+        static func retryAfter(_ error: CourierError, now: Date) -> Duration? {
+            var next: CourierError? = error
+            while let current = next {
+                if let status = current.statusCode, status == 429 || status == 503,
+                    let value = current.response?.headerFields[.retryAfter]
+                {
+                    return RetryAfter.delay(value, now: now)
+                }
+                next = current.underlying as? CourierError
+            }
+            return nil
+        }
+
+        /// A short, readable length of time: `250 ms`, `2.5 s`.
+        static func describe(_ interval: TimeInterval) -> String {
+            if interval < 0.9995 { return "\(Int((interval * 1000).rounded())) ms" }
+            return "\((interval * 10).rounded() / 10) s"
         }
 
         /// The error for waiters of a failed operation, and whether the level's tokens go.
@@ -238,6 +389,7 @@ extension TokenBroker {
             let grantGone = authError.kind == .grantRejected && authError.oauthError?.code == .invalidGrant
             if grantGone || authError.kind == .userNotAuthenticated {
                 token = nil
+                obtainedAt = nil
                 version += 1
                 rejectedVersion = nil
                 if grantGone {

@@ -29,13 +29,30 @@ struct BrokeredToken: Sendable, Hashable, CustomStringConvertible {
     var description: String { "v\(version) \(token)" }
 }
 
-/// How many renewals a broker allows within a time window before it refuses with
-/// ``CourierError/Kind/excessiveRefresh``.
+/// The refresh-loop guard: how many renewals of a freshly rejected token a broker allows
+/// within a time window before it refuses with ``CourierError/Kind/excessiveRefresh``.
+///
+/// A resource server that rejects every token it is given would make a client renew forever.
+/// Only such renewals count: a token rejected within ``freshness`` of being obtained. Renewals
+/// for expiry or the leeway, of a stored token, or of a token that served for a while never
+/// count, however short-lived the tokens are.
+///
+/// When the guard trips, the level answers ``CourierError/Kind/excessiveRefresh`` for
+/// ``cooldown``, then renews again, counting afresh.
 struct RefreshLimit: Sendable, Hashable {
-    /// The most successful renewals within ``window``.
+    /// The most successful renewals of a freshly rejected token within ``window``.
     var maximumRefreshes: Int
     /// The sliding window.
     var window: Duration
+
+    /// How long after a broker obtained a token a rejection of it counts toward the guard
+    /// (10 seconds): long enough for a request and its 401 on a slow network, short enough
+    /// that a token revoked after it served a while is not taken for a loop.
+    static let freshness: Duration = .seconds(10)
+
+    /// How long a tripped guard refuses renewals after a rejection (5 seconds): a level that
+    /// loops is stopped, never locked out for long.
+    static let cooldown: Duration = .seconds(5)
 
     /// Creates a limit.
     ///
@@ -45,6 +62,55 @@ struct RefreshLimit: Sendable, Hashable {
     init(maximumRefreshes: Int = 5, window: Duration = .seconds(30)) {
         self.maximumRefreshes = max(1, maximumRefreshes)
         self.window = window
+    }
+}
+
+/// How long a broker waits after failed renewals before it tries again.
+///
+/// Exponential with jitter: after the n-th failure in a row the next renewal waits between half
+/// and all of `base × 2ⁿ⁻¹`, capped at ``maximum`` — 125–250 ms after the first failure, then
+/// 250–500 ms, 0.5–1 s, …, 15–30 s. A success resets it. A 429 or 503 with `Retry-After`
+/// makes the wait at least that long, capped at ``maximumRetryAfter``.
+struct RenewalBackoff: Sendable, Hashable {
+    /// The step after the first failure (250 ms).
+    var base: Duration
+    /// The longest step (30 seconds).
+    var maximum: Duration
+    /// The longest `Retry-After` honoured (60 seconds); a server asking for more gets this.
+    var maximumRetryAfter: Duration
+
+    /// Creates a backoff.
+    ///
+    /// - Parameters:
+    ///   - base: The step after the first failure.
+    ///   - maximum: The longest step.
+    ///   - maximumRetryAfter: The longest `Retry-After` honoured.
+    init(
+        base: Duration = .milliseconds(250),
+        maximum: Duration = .seconds(30),
+        maximumRetryAfter: Duration = .seconds(60)
+    ) {
+        self.base = base
+        self.maximum = maximum
+        self.maximumRetryAfter = maximumRetryAfter
+    }
+
+    /// The full step after `failures` failures in a row (no jitter): `base × 2ⁿ⁻¹`, capped.
+    func step(afterFailures failures: Int) -> Duration {
+        let doublings = min(max(failures, 1) - 1, 40)
+        let seconds = base.authTimeInterval * Double(1 << doublings)
+        return .seconds(min(seconds, maximum.authTimeInterval))
+    }
+
+    /// The wait after `failures` failures in a row.
+    ///
+    /// - Parameters:
+    ///   - failures: Failed renewals in a row, at least 1.
+    ///   - jitter: A random number in `0...1`: 0 waits half the step, 1 the whole step.
+    /// - Returns: The wait.
+    func delay(afterFailures failures: Int, jitter: Double) -> Duration {
+        let fraction = 0.5 + 0.5 * min(max(jitter, 0), 1)
+        return .seconds(step(afterFailures: failures).authTimeInterval * fraction)
     }
 }
 
@@ -74,9 +140,17 @@ struct RefreshLimit: Sendable, Hashable {
 /// - **A wiped grant means sign in again.** A renewal refused with `invalid_grant` (the
 ///   refresh token was revoked or rotated away) wipes the level's tokens, in memory and in
 ///   the store, and callers get ``CourierError/Kind/userNotAuthenticated``.
-/// - **No refresh storms.** More than ``RefreshLimit/maximumRefreshes`` successful renewals
-///   within ``RefreshLimit/window`` — a resource server that rejects every fresh token —
-///   gives ``CourierError/Kind/excessiveRefresh`` instead of another renewal.
+/// - **No refresh loops.** A resource server that rejects every fresh token trips the loop
+///   guard (``RefreshLimit``): more than ``RefreshLimit/maximumRefreshes`` renewals of a token
+///   rejected right after it was obtained, within ``RefreshLimit/window``, give
+///   ``CourierError/Kind/excessiveRefresh`` for ``RefreshLimit/cooldown``. Renewals for
+///   expiry never count.
+/// - **No storms at the token endpoint.** A failed renewal backs off (``RenewalBackoff``;
+///   a 429 or 503 `Retry-After` makes it longer). However many callers wait or arrive, the
+///   endpoint sees at most one attempt per backoff step: a caller without a usable token
+///   gets the last failure at once, with the time of the next attempt in its message.
+/// - **Serve stale.** A renewal inside the leeway that fails leaves the token in service
+///   until it expires: callers get it, and the renewal is tried again after the backoff.
 /// - **Store first.** A new token is written to the ``TokenStore`` (with rotation, the new
 ///   refresh token replaces the old one in one write) before waiters get it, so a process
 ///   that stops right after a refresh restarts with the refresh token the server expects.
@@ -91,15 +165,23 @@ actor TokenBroker {
         var leeway: Duration
         /// The refresh-loop guard.
         var refreshLimit: RefreshLimit
+        /// How long to wait after failed renewals.
+        var backoff: RenewalBackoff
 
         /// Creates a configuration.
         ///
         /// - Parameters:
         ///   - leeway: How long before expiry to renew.
         ///   - refreshLimit: The refresh-loop guard.
-        init(leeway: Duration = .seconds(30), refreshLimit: RefreshLimit = RefreshLimit()) {
+        ///   - backoff: How long to wait after failed renewals.
+        init(
+            leeway: Duration = .seconds(30),
+            refreshLimit: RefreshLimit = RefreshLimit(),
+            backoff: RenewalBackoff = RenewalBackoff()
+        ) {
             self.leeway = leeway
             self.refreshLimit = refreshLimit
+            self.backoff = backoff
         }
     }
 
@@ -111,6 +193,10 @@ actor TokenBroker {
         var grants: Int = 0
         /// Store reads.
         var loads: Int = 0
+        /// Renewals that failed (each one strategy call).
+        var failedRenewals: Int = 0
+        /// Failed renewals whose callers got the still-valid token instead (serve stale).
+        var staleServed: Int = 0
     }
 
     /// The level this broker serves.
@@ -189,7 +275,8 @@ actor TokenBroker {
         self.machine = StateMachine(
             level: level,
             leeway: configuration.leeway,
-            refreshLimit: configuration.refreshLimit
+            refreshLimit: configuration.refreshLimit,
+            backoff: configuration.backoff
         )
     }
 
@@ -424,7 +511,12 @@ actor TokenBroker {
             obtained = .failure(error)
         }
 
-        let action = machine.operationCompleted(operation.id, result: obtained, now: now())
+        let action = machine.operationCompleted(
+            operation.id,
+            result: obtained,
+            now: now(),
+            jitter: Double.random(in: 0...1)
+        )
         syncFastPath()
         switch action {
         case .publish(let token):
@@ -435,7 +527,16 @@ actor TokenBroker {
                 logger.error("the \(level) token could not be stored: \(error)")
             }
             return .success(token)
+        case .serveStale(let token, let error, let retryIn):
+            counters.failedRenewals += 1
+            counters.staleServed += 1
+            let wait = StateMachine.describe(retryIn.authTimeInterval)
+            logger.warning(
+                "the \(level) token could not be renewed (\(error.kind)); it stays in use until it expires, next attempt in \(wait)"
+            )
+            return .success(token)
         case .fail(let error, let wipe):
+            if reason != .requested { counters.failedRenewals += 1 }
             logger.debug("\(level) token renewal failed: \(error.kind)")
             if wipe, let storeError = await persist(nil) {
                 logger.error("the \(level) token could not be removed from the store: \(storeError)")

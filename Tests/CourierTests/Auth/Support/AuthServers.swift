@@ -243,6 +243,33 @@ struct OAuthAdmin: Sendable {
 
     func setLifetime(_ seconds: Int) async throws { _ = try await json(.post, "/admin/lifetime?seconds=\(seconds)") }
 
+    /// What the token endpoint does from now on: `none`, `down` (closes the connection without
+    /// answering; the TLS front turns that into 502), `slow` (waits `delayMilliseconds`), `429` or
+    /// `503` (with `Retry-After`: `retryAfter` seconds, as a number or, with `asDate`, an
+    /// HTTP-date).
+    func setTokenFault(
+        _ mode: String,
+        retryAfter: Int? = nil,
+        asDate: Bool = false,
+        delayMilliseconds: Int? = nil
+    ) async throws {
+        var query = "mode=\(mode)"
+        if let retryAfter { query += "&retry_after=\(retryAfter)&retry_after_form=\(asDate ? "date" : "seconds")" }
+        if let delayMilliseconds { query += "&delay_ms=\(delayMilliseconds)" }
+        _ = try await json(.post, "/admin/token-fault?\(query)")
+    }
+
+    /// Every token request the server saw (answered, refused or faulted).
+    func tokenRequests() async throws -> Int { (try await stats()["token_requests"] as? Int) ?? 0 }
+
+    /// When the server saw each token request after `since` (its own clock, seconds since
+    /// 1970), oldest first, and the server's time now.
+    func tokenRequestTimes(since: Double = 0) async throws -> (times: [Double], now: Double) {
+        let answer = try await json(.get, "/admin/token-requests")
+        let times = (answer["times"] as? [Double]) ?? []
+        return (times.filter { $0 > since }, answer["now"] as? Double ?? 0)
+    }
+
     /// RFC 7662 introspection as the gateway client (which may introspect any token).
     func isActive(_ token: String) async throws -> Bool {
         let answer = try await json(
