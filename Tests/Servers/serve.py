@@ -673,7 +673,11 @@ def nginx_conf(ctx: "Context", ports: dict[str, int], version: tuple[int, ...]) 
         location = /redirect/to-https {{ return 302 https://{HOST}:{ports['https']}/httpbin/headers; }}
         location = /redirect/cross-origin {{ return 302 https://localhost:{ports['https']}/httpbin/headers; }}
         location = /redirect/to-attacker {{ return 302 https://{HOST}:{ports['attacker']}/httpbin/headers; }}
+        location = /redirect/same-origin-301 {{ return 301 /echo; }}
+        location = /redirect/same-origin-302 {{ return 302 /echo; }}
+        location = /redirect/same-origin-303 {{ return 303 /echo; }}
         location = /redirect/same-origin-307 {{ return 307 /echo; }}
+        location = /redirect/same-origin-308 {{ return 308 /echo; }}
         location = /redirect/cross-origin-307 {{ return 307 https://localhost:{ports['https']}/echo; }}
         location = /redirect/cross-origin-401 {{ return 302 https://localhost:{ports['https']}/unauthorized; }}
         location = /unauthorized {{

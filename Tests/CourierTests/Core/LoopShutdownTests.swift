@@ -69,7 +69,12 @@ struct LoopShutdownTests {
                     _ = try? await session.send(HTTPRequest(method: .get, path: "/bytes/1k"))
                     return true
                 }
-                if index == 200 { group.addTask { await transport.shutdown(); return true } }
+                if index == 200 {
+                    group.addTask {
+                        await transport.shutdown()
+                        return true
+                    }
+                }
             }
             return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
