@@ -38,6 +38,8 @@ public actor Session {
 
     private nonisolated let ownsTransport: Bool
     private nonisolated let state: LockedBox<State>
+    /// The retries the session may still make; it outlives reconfigurations.
+    private nonisolated let retryBudget: RetryBudget
     /// The kind of resource request every error of this session is tagged with, for the
     /// sessions of ``UserClient`` and ``DeviceClient``.
     nonisolated let requestKind: ResourceAccess.RequestKind?
@@ -57,9 +59,12 @@ public actor Session {
         let security: SecurityConfiguration
         let isShutDown: Bool
 
-        init(configuration: Configuration, transport: any Transport, isShutDown: Bool) {
+        init(configuration: Configuration, transport: any Transport, isShutDown: Bool, retryBudget: RetryBudget) {
             self.configuration = configuration
-            self.pipeline = Session.makePipeline(configuration.middlewares, transport: transport)
+            self.pipeline = Session.makePipeline(
+                configuration.middlewares(retryBudget: retryBudget),
+                transport: transport
+            )
             self.userAgent = configuration.userAgent
             self.base = configuration.baseURL.map(BaseURL.init)
             self.security = transport.security
@@ -85,8 +90,17 @@ public actor Session {
         self.ownsTransport = transport == nil
         let transport = transport ?? CurlTransport()
         self.transport = transport
+        let retryBudget = RetryBudget()
+        self.retryBudget = retryBudget
         self.state = LockedBox(
-            State(snapshot: Snapshot(configuration: configuration, transport: transport, isShutDown: false))
+            State(
+                snapshot: Snapshot(
+                    configuration: configuration,
+                    transport: transport,
+                    isShutDown: false,
+                    retryBudget: retryBudget
+                )
+            )
         )
     }
 
@@ -106,7 +120,12 @@ public actor Session {
     public func reconfigure(_ change: (inout Configuration) -> Void) {
         var configuration = state.withLock { $0.snapshot.configuration }
         change(&configuration)
-        let snapshot = Snapshot(configuration: configuration, transport: transport, isShutDown: false)
+        let snapshot = Snapshot(
+            configuration: configuration,
+            transport: transport,
+            isShutDown: false,
+            retryBudget: retryBudget
+        )
         state.withLock { state in
             guard !state.snapshot.isShutDown else { return }
             state.snapshot = snapshot
@@ -171,6 +190,7 @@ public actor Session {
         body: RequestBody?,
         endpoint: ResponseEndpoint,
         deadline: ContinuousClock.Instant? = nil,
+        retryPolicy: RetryPolicy? = nil,
         streamed: Bool = false,
         logger: Logger?
     ) async throws -> Response {
@@ -181,7 +201,8 @@ public actor Session {
             taskID: .next(),
             logger: logger ?? Self.silentLogger,
             options: options,
-            control: .none
+            control: .none,
+            retryPolicy: retryPolicy
         )
         do {
             var response = try await snapshot.pipeline(try prepare(request, snapshot: snapshot), body, context)
@@ -242,7 +263,7 @@ public actor Session {
         body: RequestBody? = nil,
         logger: Logger? = nil
     ) -> NetworkTask {
-        task(for: request, body: body, deadline: nil, logger: logger)
+        task(for: request, body: body, deadline: nil, retryPolicy: nil, logger: logger)
     }
 
     /// Starts an observable task that must have its response by `deadline`.
@@ -250,6 +271,7 @@ public actor Session {
         for request: HTTPRequest,
         body: RequestBody?,
         deadline: ContinuousClock.Instant?,
+        retryPolicy: RetryPolicy?,
         logger: Logger?
     ) -> NetworkTask {
         let task = NetworkTask.make(request: request)
@@ -263,7 +285,8 @@ public actor Session {
             taskID: task.id,
             logger: logger ?? Self.silentLogger,
             options: options,
-            control: task.control
+            control: task.control,
+            retryPolicy: retryPolicy
         )
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
         task.start { [self] in
@@ -290,7 +313,12 @@ public actor Session {
         let tasks = state.withLock { state -> [NetworkTask] in
             let current = state.snapshot
             if !current.isShutDown {
-                state.snapshot = Snapshot(configuration: current.configuration, transport: transport, isShutDown: true)
+                state.snapshot = Snapshot(
+                    configuration: current.configuration,
+                    transport: transport,
+                    isShutDown: true,
+                    retryBudget: retryBudget
+                )
             }
             return Array(state.tasks.values)
         }
