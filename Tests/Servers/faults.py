@@ -26,7 +26,7 @@ unless the request says `Connection: close`. Routes (query parameters are option
     JSON: {"connections": accepted connections, "requests": all requests, "dropped": requests
     answered with a reset, "paths": {path: requests}, "key": {"requests", "answered",
     "dropped", "methods": [...], "times": [arrival, wall-clock seconds], "answer_times":
-    [...]}} (the key entry only with `key=K`).
+    [...], "retry_after_dates": [the dates sent, seconds]}} (the key entry only with `key=K`).
 POST /admin/reset
     Forgets every counter and key.
 
@@ -65,7 +65,7 @@ class Stats:
 
     def key(self, key: str) -> dict:
         return self.keys.setdefault(key, {"requests": 0, "answered": 0, "dropped": 0, "methods": [],
-                                          "times": [], "answer_times": []})
+                                          "times": [], "answer_times": [], "retry_after_dates": []})
 
 
 STATS = Stats()
@@ -252,6 +252,9 @@ def handle(conn: Connection) -> None:
                     if "retry_after_date" in request.query:
                         when = math.ceil(time.time()) + request.int_arg("retry_after_date", 0)
                         headers["Retry-After"] = email.utils.formatdate(when, usegmt=True)
+                        if entry is not None:
+                            with STATS.lock:
+                                entry["retry_after_dates"].append(when)
                 else:
                     code = 200
                 answered(entry)
