@@ -6,13 +6,14 @@
 Python stdlib only, one thread per connection, 127.0.0.1 only. Connections are kept alive
 unless the request says `Connection: close`. Routes (query parameters are optional):
 
-/reuse-dies[?key=K&barrier=N]
+/reuse-dies[?key=K&barrier=N&wait=S]
     The first request on a connection is answered 200 (keep-alive, a small body); any later
     request on the same connection is read in full and then the connection is reset (RST,
     SO_LINGER 0) without an answer: every pooled connection dies when it is reused, as
     connections an idle timeout closed. With `barrier=N` a first request is answered only
-    once N first requests with the same key have arrived (or after 10 s), so N concurrent
-    requests hold N connections.
+    once N first requests with the same key have arrived (or after S, 10, seconds), so N concurrent
+    requests hold N connections: the head goes at once (so that a client waiting to
+    multiplex learns the connection is HTTP/1.1 and opens others), the body after the barrier.
 /status/{code}[?key=K&fail=N&retry_after=S&retry_after_date=S]
     Answers `code`. With `fail=N`, only the first N requests with key K get `code`, later
     ones 200. `retry_after=S` adds `Retry-After: S` (delta seconds, sent as given);
@@ -233,13 +234,22 @@ def handle(conn: Connection) -> None:
                     return
                 barrier = request.int_arg("barrier", 0)
                 if barrier > 0:
+                    # The head at once (a client learns the connection is HTTP/1.1 and opens
+                    # more rather than wait to multiplex), the body once all have arrived.
+                    body = b"fresh connection"
+                    conn.sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                                      + f"Content-Length: {len(body)}\r\n\r\n".encode())
                     key = request.query.get("key", "")
                     with STATS.lock:
                         STATS.arrivals[key] = STATS.arrivals.get(key, 0) + 1
                         STATS.lock.notify_all()
-                        STATS.lock.wait_for(lambda: STATS.arrivals.get(key, 0) >= barrier, timeout=10)
-                answered(entry)
-                conn.send(200, b"fresh connection", close=close)
+                        STATS.lock.wait_for(lambda: STATS.arrivals.get(key, 0) >= barrier,
+                                            timeout=request.int_arg("wait", 10))
+                    answered(entry)
+                    conn.sock.sendall(body)
+                else:
+                    answered(entry)
+                    conn.send(200, b"fresh connection", close=close)
             elif request.path.startswith("/status/"):
                 try:
                     code = int(request.path.split("/")[2])
