@@ -103,7 +103,8 @@ private struct HTTPDate {
     /// A two-digit RFC 850 year: the one in this century, unless that is more than 50 years
     /// ahead of `now`, then the one a century earlier (RFC 9110 §5.6.7).
     private static func fullYear(_ shortYear: Int, now: Date) -> Int {
-        let currentYear = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: now)
+        let currentYear =
+            Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: now)
             .year ?? 2000
         var year = currentYear - currentYear % 100 + shortYear
         if year > currentYear + 50 { year -= 100 }

@@ -53,21 +53,29 @@ struct RetryMiddlewareTests {
         )
         let budget = RetryBudget()
         let chain = configuration.middlewares(retryBudget: budget)
-        #expect(chain.map { "\(type(of: $0))" } == [
-            "LoggingMiddleware", "LoggingMiddleware", "RetryMiddleware", "AttemptProbe",
-        ])
+        #expect(
+            chain.map { "\(type(of: $0))" } == [
+                "LoggingMiddleware", "LoggingMiddleware", "RetryMiddleware", "AttemptProbe",
+            ]
+        )
         configuration.middlewares = [probe]
-        #expect(configuration.middlewares(retryBudget: budget).map { "\(type(of: $0))" } == [
-            "RetryMiddleware", "AttemptProbe",
-        ])
+        #expect(
+            configuration.middlewares(retryBudget: budget).map { "\(type(of: $0))" } == [
+                "RetryMiddleware", "AttemptProbe",
+            ]
+        )
         configuration.middlewares = [LoggingMiddleware(logger: logger)]
-        #expect(configuration.middlewares(retryBudget: budget).map { "\(type(of: $0))" } == [
-            "LoggingMiddleware", "RetryMiddleware",
-        ])
+        #expect(
+            configuration.middlewares(retryBudget: budget).map { "\(type(of: $0))" } == [
+                "LoggingMiddleware", "RetryMiddleware",
+            ]
+        )
         configuration.middlewares = [probe, RetryMiddleware(policy: .default, budget: budget)]
-        #expect(configuration.middlewares(retryBudget: budget).map { "\(type(of: $0))" } == [
-            "AttemptProbe", "RetryMiddleware",
-        ])
+        #expect(
+            configuration.middlewares(retryBudget: budget).map { "\(type(of: $0))" } == [
+                "AttemptProbe", "RetryMiddleware",
+            ]
+        )
     }
 
     @Test func unavailableTwiceThenOK() async throws {

@@ -71,7 +71,9 @@ extension TestEnvironment {
             let entry = try await faultStats(forKey: key)
             if entry.requests >= count { return entry }
             guard ContinuousClock.now < deadline else {
-                throw TestServersError(message: "the fault server saw \(entry.requests) of \(count) requests for \(key)")
+                throw TestServersError(
+                    message: "the fault server saw \(entry.requests) of \(count) requests for \(key)"
+                )
             }
             try await Task.sleep(for: .milliseconds(10))
         }
