@@ -1,11 +1,13 @@
+import Foundation
+
 /// The retries a session may still make: at most a share of its recent requests, plus a few
 /// per second (the token bucket of Finagle's and gRPC's retry budgets).
 ///
 /// Recent means the last 10 seconds, kept as ten one-second slots of counts: recording a
-/// request or a retry takes the lock, reads the clock and changes a few integers.
+/// request or a retry takes the lock, reads the coarse monotonic clock (a few nanoseconds,
+/// updated every few milliseconds: plenty for one-second slots) and changes a few integers.
 final class RetryBudget: Sendable {
     private let counters = LockedBox(Counters())
-    private let origin = ContinuousClock.now
 
     /// Counts a request that may be retried.
     func recordRequest() {
@@ -25,7 +27,9 @@ final class RetryBudget: Sendable {
     }
 
     private func second() -> Int64 {
-        (ContinuousClock.now - origin).components.seconds
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+        return Int64(now.tv_sec)
     }
 
     /// The counts of the window, by second: the arithmetic of the budget, without a clock.

@@ -24,38 +24,54 @@ struct RetryMiddleware: Middleware {
         guard policy.maximumAttempts > 1 else { return try await next(request, body, context) }
         budget.recordRequest()
         guard policy.allowsRetries(of: request, body: body) else { return try await next(request, body, context) }
-        return try await send(request, body: body, context: context, policy: policy, next: next)
+        // The first attempt here, so that a request that is not retried costs this frame only.
+        let first: Result<Response, any Error>
+        do {
+            let response = try await next(request, body, context)
+            guard policy.retries(response.status) else { return response }
+            first = .success(response)
+        } catch {
+            first = .failure(error)
+        }
+        return try await retry(request, body: body, context: context, policy: policy, after: first, next: next)
     }
 
-    /// Sends the request until it succeeds, the policy or the budget says stop, or the task
-    /// is cancelled.
-    private func send(
+    /// Sends the request again until it succeeds, the policy or the budget says stop, or the
+    /// task is cancelled.
+    ///
+    /// - Parameter first: What the first attempt gave: a response with a retried status, or
+    ///   an error.
+    private func retry(
         _ request: HTTPRequest,
         body: RequestBody?,
         context: MiddlewareContext,
         policy: RetryPolicy,
+        after first: Result<Response, any Error>,
         next: Next
     ) async throws -> Response {
         var context = context
         var attempt = 1
         var generator = SystemRandomNumberGenerator()
+        var outcome = first
         while true {
             let retry: RetryPolicy.Retry
-            do {
-                var response = try await next(request, body, context)
+            switch outcome {
+            case .success(var response):
                 response.attempts = attempt
                 guard
                     let wanted = policy.retry(after: response.head, attempt: attempt, now: Date(), using: &generator),
                     admits(wanted, policy: policy, context: context)
                 else { return response }
                 retry = wanted
-            } catch {
+            case .failure(let error):
                 if error is CancellationError || Task.isCancelled { throw error }
                 guard let wanted = policy.retry(after: error, attempt: attempt, using: &generator),
                     admits(wanted, policy: policy, context: context)
                 else { throw Self.recording(attempt, in: error) }
                 retry = wanted
             }
+            // The response goes (a streamed body with it, which ends its transfer) before the wait.
+            outcome = .failure(CancellationError())
             context.logger.debug(
                 "retrying \(request.method.rawValue) \(Redaction.url(of: request)) after \(retry.reason): attempt \(attempt + 1) of \(policy.maximumAttempts) in \(Redaction.milliseconds(retry.wait)) ms",
                 metadata: ["courier.task": "\(context.taskID)", "courier.attempt": "\(context.attempt + 1)"]
@@ -64,6 +80,11 @@ struct RetryMiddleware: Middleware {
             try Task.checkCancellation()
             attempt += 1
             context.attempt += 1
+            do {
+                outcome = .success(try await next(request, body, context))
+            } catch {
+                outcome = .failure(error)
+            }
         }
     }
 

@@ -39,18 +39,20 @@ extension RetryPolicy {
     /// `response`, or `nil` when the response goes to the caller: its status is not retried,
     /// the attempts are used up, or its `Retry-After` asks for more than
     /// ``maximumRetryAfter``.
+    ///
+    /// - Parameter now: The wall-clock time, read only when a `Retry-After` date needs it.
     func retry<Generator: RandomNumberGenerator>(
         after response: HTTPResponse,
         attempt: Int,
-        now: Date,
+        now: @autoclosure () -> Date,
         using generator: inout Generator
     ) -> Retry? {
-        guard attempt < maximumAttempts, retriedStatuses.contains(response.status) else { return nil }
+        guard retries(response.status), attempt < maximumAttempts else { return nil }
         let reason = "status \(response.status.code)"
         guard let value = response.headerFields[.retryAfter] else {
             return Retry(wait: backoff(retry: attempt, using: &generator), reason: reason)
         }
-        guard let asked = RetryAfter.delay(value, now: now) else {
+        guard let asked = RetryAfter.delay(value, now: now()) else {
             return Retry(wait: backoff(retry: attempt, using: &generator), reason: reason)
         }
         guard asked <= maximumRetryAfter else { return nil }

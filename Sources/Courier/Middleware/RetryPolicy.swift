@@ -152,7 +152,20 @@ public struct RetryPolicy: Sendable, Hashable {
 
     private final class Storage: Sendable {
         let values: Values
-        init(_ values: Values) { self.values = values }
+        /// The lowest and highest retried status codes: most responses are outside, and
+        /// need no look-up in the set.
+        let retriedCodes: ClosedRange<Int>
+
+        init(_ values: Values) {
+            self.values = values
+            let codes = values.retriedStatuses.map(\.code)
+            retriedCodes = (codes.min() ?? 1)...(codes.max() ?? 0)
+        }
+    }
+
+    /// Whether responses with `status` are retried.
+    func retries(_ status: HTTPResponse.Status) -> Bool {
+        storage.retriedCodes.contains(status.code) && storage.values.retriedStatuses.contains(status)
     }
 
     private struct Values: Sendable, Hashable {
