@@ -40,4 +40,30 @@ public struct MiddlewareContext: Sendable {
         self.control = control
         self.retryPolicy = retryPolicy
     }
+
+    /// Creates a context with the session's retry policy.
+    ///
+    /// - Parameters:
+    ///   - taskID: The id of the task the request belongs to.
+    ///   - attempt: The attempt number, 1 for the first.
+    ///   - logger: Where middleware logs.
+    ///   - options: The transfer options.
+    ///   - control: The transfer's control.
+    @_disfavoredOverload
+    public init(
+        taskID: NetworkTask.ID,
+        attempt: Int = 1,
+        logger: Logger,
+        options: TransferOptions,
+        control: TransferControl
+    ) {
+        self.init(
+            taskID: taskID,
+            attempt: attempt,
+            logger: logger,
+            options: options,
+            control: control,
+            retryPolicy: nil
+        )
+    }
 }
