@@ -57,5 +57,6 @@ long ccurl_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
 
 const char *ccurl_version(void) { curl_version_info_data *info = curl_version_info(CURLVERSION_NOW); return info ? info->version : NULL; }
 int ccurl_prereqfunc_ok(void) { return CURL_PREREQFUNC_OK; }
+int ccurl_prereqfunc_abort(void) { return CURL_PREREQFUNC_ABORT; }
 int ccurl_seekfunc_ok(void) { return CURL_SEEKFUNC_OK; }
 int ccurl_seekfunc_cantseek(void) { return CURL_SEEKFUNC_CANTSEEK; }

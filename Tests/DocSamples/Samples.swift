@@ -603,7 +603,18 @@ func sample_Requests_7() async throws {
 
 // Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md, sample 1
 func sample_RetriesRedirectsAndTimeouts_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 59)
+#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 74)
+    var configuration = Session.Configuration(baseURL: URL(string: "https://api.example.com")!)
+    configuration.retryPolicy.maximumAttempts = 4
+
+    var charge = ResourceRequest(path: "/api/charges", method: .post)
+    charge.headerFields[HTTPField.Name("Idempotency-Key")!] = UUID().uuidString  // safe to repeat
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md, sample 2
+func sample_RetriesRedirectsAndTimeouts_2() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 110)
     var configuration = Session.Configuration(baseURL: URL(string: "https://api.example.com")!)
     configuration.shouldFollowRedirect = { response, next in
         // Follow only within our own API; any other redirect goes to the caller as it is.
@@ -612,9 +623,9 @@ func sample_RetriesRedirectsAndTimeouts_1() async throws {
 #sourceLocation()
 }
 
-// Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md, sample 2
-func sample_RetriesRedirectsAndTimeouts_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 83)
+// Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md, sample 3
+func sample_RetriesRedirectsAndTimeouts_3() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 134)
     var request = ResourceRequest(path: "/api/report")
     request.deadline = .now + .seconds(2)
 #sourceLocation()

@@ -11,7 +11,7 @@ What it does, in order:
      and the test files served under /bytes/;
   2. starts the services in SERVICES (httpbin under gunicorn, nginx with eight
      server blocks, the OAuth2 server if Tests/Servers/oauth/server.py exists,
-     the forward proxy Tests/Servers/proxy.py),
+     the forward proxy Tests/Servers/proxy.py, the fault server Tests/Servers/faults.py),
      plus an in-process raw-socket upstream that nginx proxies /truncated,
      /stall and /echo to;
   3. waits until every port accepts connections, then writes PATH atomically
@@ -57,6 +57,7 @@ HOST = "127.0.0.1"
 HERE = os.path.dirname(os.path.abspath(__file__))
 OAUTH_SERVER = os.path.join(HERE, "oauth", "server.py")
 PROXY_SERVER = os.path.join(HERE, "proxy.py")
+FAULTS_SERVER = os.path.join(HERE, "faults.py")
 PROXY_USER, PROXY_PASSWORD = "proxyuser", "proxypass"
 READY_TIMEOUT = float(os.environ.get("COURIER_SERVERS_READY_TIMEOUT", "30"))
 SCHEMA_VERSION = 1
@@ -952,6 +953,10 @@ def launch_proxy(ctx: Context) -> Launch:
     )
 
 
+def launch_faults(ctx: Context) -> Launch:
+    return Launch(argv=[sys.executable, FAULTS_SERVER, "--port", str(ctx.ports["faults"]["http"])], cwd=ctx.work)
+
+
 def _url(scheme: str, port: int) -> str:
     return f"{scheme}://{HOST}:{port}"
 
@@ -981,6 +986,12 @@ SERVICES: list[ServiceSpec] = [
                                   "username": PROXY_USER, "password": PROXY_PASSWORD},
                 urls=lambda ctx: {"proxy": _url("http", ctx.ports["proxy"]["open"]),
                                   "proxy_auth": _url("http", ctx.ports["proxy"]["auth"])}),
+    # Fault server (stdlib only): connections that die when reused, statuses with
+    # Retry-After, resets, and per-key counters at /admin/stats.
+    ServiceSpec("faults", ["http"], launch_faults,
+                available=lambda: None if os.path.exists(FAULTS_SERVER) else f"{FAULTS_SERVER} does not exist",
+                probe={"http": "/admin/stats"},
+                urls=lambda ctx: {"faults": _url("http", ctx.ports["faults"]["http"])}),
 ]
 
 

@@ -5,6 +5,11 @@
 // iterations per sample); no thresholds are checked yet.
 //
 // The cost of one middleware is (Session.send.middleware5 − Session.send.middleware0) / 5.
+// Every session has its retry step in the chain, with the default policy unless configured
+// otherwise, so these include it. `Session.send.retry.never` and `Session.send.retry.default`
+// are the same request on a NullTransport with `RetryPolicy.never` and `.default`: their
+// difference is what the retry step costs a request that is not retried (the budget's lock,
+// clock read and counters, and the policy's checks).
 // `NullTransport` answers with a response built once, so the numbers are Courier's own: the
 // session's request preparation and the chain. The `.mockTransport` pair repeats the
 // measurement over CourierTesting's MockTransport, which also records every request.
@@ -149,6 +154,18 @@ let benchmarks: @Sendable () -> Void = {
     for count in [0, 1, 5] {
         Benchmark("Session.send.middleware\(count)") { benchmark in
             let session = makeSession(middlewares: count)
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                blackHole(try await session.send(HTTPRequest(method: .get, path: "/items")))
+            }
+        }
+    }
+
+    for (name, policy) in [("never", RetryPolicy.never), ("default", RetryPolicy.default)] {
+        Benchmark("Session.send.retry.\(name)") { benchmark in
+            var configuration = Session.Configuration(baseURL: baseURL)
+            configuration.retryPolicy = policy
+            let session = Session(configuration: configuration, transport: NullTransport())
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
                 blackHole(try await session.send(HTTPRequest(method: .get, path: "/items")))

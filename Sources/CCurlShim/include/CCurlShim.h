@@ -45,6 +45,7 @@ long ccurl_writefunc_pause(void);
 long ccurl_readfunc_pause(void);
 long ccurl_readfunc_abort(void);
 int ccurl_prereqfunc_ok(void);
+int ccurl_prereqfunc_abort(void);
 int ccurl_seekfunc_ok(void);
 int ccurl_seekfunc_cantseek(void);
 

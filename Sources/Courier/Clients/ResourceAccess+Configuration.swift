@@ -59,8 +59,9 @@ extension ResourceAccess {
         public var responseFilter: (any ResponseFilter)?
         /// The product token that opens the User-Agent, such as `"MyApp/2.1"`.
         public var applicationProduct: String?
-        /// Middleware that runs first on resource requests (not on token requests): metrics,
-        /// a retry policy. The chain is: these, then auth, then challenge, then the response filter.
+        /// Middleware that runs on resource requests (not on token requests), such as metrics.
+        /// The chain is: logging, retry (``retryPolicy``), these, then auth, then challenge,
+        /// then the response filter.
         public var middlewares: [any Middleware]
         /// Where Courier logs requests — resource and token endpoint alike — with secrets
         /// redacted; nothing is logged by default.
@@ -82,6 +83,10 @@ extension ResourceAccess {
         public var timeout: Duration?
         /// The longest a transfer may move no byte (see ``Session/Configuration/stallTimeout``).
         public var stallTimeout: Duration?
+        /// When resource requests are sent again after a failure or a status such as 503
+        /// (see ``Session/Configuration/retryPolicy``); ``RetryPolicy/default`` by default.
+        /// Token requests are not retried by it.
+        public var retryPolicy: RetryPolicy
         /// Called at the end of ``UserClient/logout()``: clear what your app cached for the
         /// user.
         public var onLogout: (@Sendable () async -> Void)?
@@ -131,6 +136,7 @@ extension ResourceAccess {
             self.connectTimeout = .seconds(10)
             self.timeout = .seconds(60)
             self.stallTimeout = .seconds(30)
+            self.retryPolicy = .default
             self.onLogout = nil
         }
     }

@@ -190,7 +190,7 @@ struct ClientSessionFactory: Sendable {
         if let filter = configuration.responseFilter {
             middlewares.append(ResponseFilterMiddleware(filter: filter, policy: security))
         }
-        let sessionConfiguration = Session.Configuration(
+        var sessionConfiguration = Session.Configuration(
             baseURL: configuration.resourceBaseURL,
             applicationProduct: configuration.applicationProduct,
             connectTimeout: configuration.connectTimeout,
@@ -198,6 +198,7 @@ struct ClientSessionFactory: Sendable {
             stallTimeout: configuration.stallTimeout,
             middlewares: middlewares
         )
+        sessionConfiguration.retryPolicy = configuration.retryPolicy
         return Session(configuration: sessionConfiguration, transport: transport, requestKind: kind)
     }
 }

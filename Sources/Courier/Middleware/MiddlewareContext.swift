@@ -12,8 +12,44 @@ public struct MiddlewareContext: Sendable {
     public var options: TransferOptions
     /// The transfer's control: progress and suspend/resume.
     public let control: TransferControl
+    /// The retry policy of this request, or `nil` for the session's
+    /// ``Session/Configuration/retryPolicy``; a request's ``ResourceRequest/retryPolicy``.
+    public var retryPolicy: RetryPolicy?
 
     /// Creates a context.
+    ///
+    /// - Parameters:
+    ///   - taskID: The id of the task the request belongs to.
+    ///   - attempt: The attempt number, 1 for the first.
+    ///   - logger: Where middleware logs.
+    ///   - options: The transfer options.
+    ///   - control: The transfer's control.
+    ///   - retryPolicy: The request's retry policy, or `nil` for the session's.
+    public init(
+        taskID: NetworkTask.ID,
+        attempt: Int = 1,
+        logger: Logger,
+        options: TransferOptions,
+        control: TransferControl,
+        retryPolicy: RetryPolicy? = nil
+    ) {
+        self.taskID = taskID
+        self.attempt = attempt
+        self.logger = logger
+        self.options = options
+        self.control = control
+        self.retryPolicy = retryPolicy
+    }
+
+    /// Creates a context with the session's retry policy.
+    ///
+    /// - Parameters:
+    ///   - taskID: The id of the task the request belongs to.
+    ///   - attempt: The attempt number, 1 for the first.
+    ///   - logger: Where middleware logs.
+    ///   - options: The transfer options.
+    ///   - control: The transfer's control.
+    @_disfavoredOverload
     public init(
         taskID: NetworkTask.ID,
         attempt: Int = 1,
@@ -21,10 +57,13 @@ public struct MiddlewareContext: Sendable {
         options: TransferOptions,
         control: TransferControl
     ) {
-        self.taskID = taskID
-        self.attempt = attempt
-        self.logger = logger
-        self.options = options
-        self.control = control
+        self.init(
+            taskID: taskID,
+            attempt: attempt,
+            logger: logger,
+            options: options,
+            control: control,
+            retryPolicy: nil
+        )
     }
 }

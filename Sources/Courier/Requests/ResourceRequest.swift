@@ -55,6 +55,10 @@ public struct ResourceRequest: Sendable, Hashable {
     /// service passes on the deadline of the work it does:
     /// `request.deadline = .now + .seconds(2)`.
     public var deadline: ContinuousClock.Instant?
+    /// When this request is sent again after a failure or a status such as 503, or `nil`
+    /// for the session's ``Session/Configuration/retryPolicy``. A POST or PATCH is retried
+    /// only with an `Idempotency-Key` in ``headerFields``.
+    public var retryPolicy: RetryPolicy?
 
     /// Creates a request.
     ///
@@ -88,6 +92,7 @@ public struct ResourceRequest: Sendable, Hashable {
         self.multipartData = multipartData
         self.headerFields = headerFields
         self.deadline = deadline
+        self.retryPolicy = nil
     }
 
     /// The method and the path without query, for errors, logs and analytics.

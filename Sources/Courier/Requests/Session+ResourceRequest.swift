@@ -30,6 +30,7 @@ extension Session {
             body: translated.body,
             endpoint: resource.endpoint,
             deadline: resource.deadline,
+            retryPolicy: resource.retryPolicy,
             logger: logger
         )
     }
@@ -48,6 +49,12 @@ extension Session {
         } catch let error as CourierError {
             throw tagged(error.with(endpoint: resource.endpoint.description))
         }
-        return task(for: translated.request, body: translated.body, deadline: resource.deadline, logger: logger)
+        return task(
+            for: translated.request,
+            body: translated.body,
+            deadline: resource.deadline,
+            retryPolicy: resource.retryPolicy,
+            logger: logger
+        )
     }
 }

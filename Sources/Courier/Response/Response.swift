@@ -39,6 +39,9 @@ public struct Response: Sendable {
     }
     /// What the request addressed (method and path without query), set by the session.
     var endpoint: ResponseEndpoint?
+    /// How many times the request was sent to get this response: 1 unless it was retried
+    /// (see ``RetryPolicy``).
+    public internal(set) var attempts: Int = 1
 
     /// Creates a response, as a transport, a middleware or a test double would.
     ///

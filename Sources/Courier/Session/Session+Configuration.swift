@@ -44,7 +44,15 @@ extension Session {
         public var streamBufferSize: Int
         /// The middleware, outermost first: the first sees each request first and each
         /// response last.
+        ///
+        /// The session adds its retry step (``retryPolicy``) after the `LoggingMiddleware`s
+        /// this list starts with, so the order is logging, retry, then the rest: each of
+        /// these sees every attempt, the logging one request.
         public var middlewares: [any Middleware]
+        /// When requests are sent again after a failure or a status such as 503
+        /// (``RetryPolicy/default``); a ``ResourceRequest/retryPolicy`` replaces it for one
+        /// request. ``RetryPolicy/never`` sends every request once.
+        public var retryPolicy: RetryPolicy
 
         /// Creates a configuration.
         ///
@@ -83,6 +91,7 @@ extension Session {
             self.maximumResponseBodySize = maximumResponseBodySize
             self.streamBufferSize = streamBufferSize
             self.middlewares = middlewares
+            self.retryPolicy = .default
         }
 
         /// The User-Agent every request carries:

@@ -38,6 +38,8 @@ public actor Session {
 
     private nonisolated let ownsTransport: Bool
     private nonisolated let state: LockedBox<State>
+    /// The retries the session may still make; it outlives reconfigurations.
+    private nonisolated let retryBudget: RetryBudget
     /// The kind of resource request every error of this session is tagged with, for the
     /// sessions of ``UserClient`` and ``DeviceClient``.
     nonisolated let requestKind: ResourceAccess.RequestKind?
@@ -57,9 +59,9 @@ public actor Session {
         let security: SecurityConfiguration
         let isShutDown: Bool
 
-        init(configuration: Configuration, transport: any Transport, isShutDown: Bool) {
+        init(configuration: Configuration, transport: any Transport, isShutDown: Bool, retryBudget: RetryBudget) {
             self.configuration = configuration
-            self.pipeline = Session.makePipeline(configuration, transport: transport)
+            self.pipeline = Session.makePipeline(configuration, retryBudget: retryBudget, transport: transport)
             self.userAgent = configuration.userAgent
             self.base = configuration.baseURL.map(BaseURL.init)
             self.security = transport.security
@@ -85,8 +87,17 @@ public actor Session {
         self.ownsTransport = transport == nil
         let transport = transport ?? CurlTransport()
         self.transport = transport
+        let retryBudget = RetryBudget()
+        self.retryBudget = retryBudget
         self.state = LockedBox(
-            State(snapshot: Snapshot(configuration: configuration, transport: transport, isShutDown: false))
+            State(
+                snapshot: Snapshot(
+                    configuration: configuration,
+                    transport: transport,
+                    isShutDown: false,
+                    retryBudget: retryBudget
+                )
+            )
         )
     }
 
@@ -106,7 +117,12 @@ public actor Session {
     public func reconfigure(_ change: (inout Configuration) -> Void) {
         var configuration = state.withLock { $0.snapshot.configuration }
         change(&configuration)
-        let snapshot = Snapshot(configuration: configuration, transport: transport, isShutDown: false)
+        let snapshot = Snapshot(
+            configuration: configuration,
+            transport: transport,
+            isShutDown: false,
+            retryBudget: retryBudget
+        )
         state.withLock { state in
             guard !state.snapshot.isShutDown else { return }
             state.snapshot = snapshot
@@ -115,7 +131,11 @@ public actor Session {
 
     /// Folds the middleware into one function, the first middleware outermost; redirects are
     /// followed innermost, right before the transport.
-    private static func makePipeline(_ configuration: Configuration, transport: any Transport) -> Middleware.Next {
+    private static func makePipeline(
+        _ configuration: Configuration,
+        retryBudget: RetryBudget,
+        transport: any Transport
+    ) -> Middleware.Next {
         let send: Middleware.Next = { request, body, context in
             try await transport.execute(request, body: body, options: context.options, control: context.control)
         }
@@ -123,7 +143,7 @@ public actor Session {
         var next: Middleware.Next = { request, body, context in
             try await redirects.intercept(request, body: body, context: context, next: send)
         }
-        for middleware in configuration.middlewares.reversed() {
+        for middleware in configuration.middlewares(retryBudget: retryBudget).reversed() {
             let tail = next
             next = { request, body, context in
                 try await middleware.intercept(request, body: body, context: context, next: tail)
@@ -176,6 +196,7 @@ public actor Session {
         body: RequestBody?,
         endpoint: ResponseEndpoint,
         deadline: ContinuousClock.Instant? = nil,
+        retryPolicy: RetryPolicy? = nil,
         streamed: Bool = false,
         logger: Logger?
     ) async throws -> Response {
@@ -186,7 +207,8 @@ public actor Session {
             taskID: .next(),
             logger: logger ?? Self.silentLogger,
             options: options,
-            control: .none
+            control: .none,
+            retryPolicy: retryPolicy
         )
         do {
             var response = try await snapshot.pipeline(try prepare(request, snapshot: snapshot), body, context)
@@ -247,7 +269,7 @@ public actor Session {
         body: RequestBody? = nil,
         logger: Logger? = nil
     ) -> NetworkTask {
-        task(for: request, body: body, deadline: nil, logger: logger)
+        task(for: request, body: body, deadline: nil, retryPolicy: nil, logger: logger)
     }
 
     /// Starts an observable task that must have its response by `deadline`.
@@ -255,6 +277,7 @@ public actor Session {
         for request: HTTPRequest,
         body: RequestBody?,
         deadline: ContinuousClock.Instant?,
+        retryPolicy: RetryPolicy?,
         logger: Logger?
     ) -> NetworkTask {
         let task = NetworkTask.make(request: request)
@@ -268,7 +291,8 @@ public actor Session {
             taskID: task.id,
             logger: logger ?? Self.silentLogger,
             options: options,
-            control: task.control
+            control: task.control,
+            retryPolicy: retryPolicy
         )
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
         task.start { [self] in
@@ -295,7 +319,12 @@ public actor Session {
         let tasks = state.withLock { state -> [NetworkTask] in
             let current = state.snapshot
             if !current.isShutDown {
-                state.snapshot = Snapshot(configuration: current.configuration, transport: transport, isShutDown: true)
+                state.snapshot = Snapshot(
+                    configuration: current.configuration,
+                    transport: transport,
+                    isShutDown: true,
+                    retryBudget: retryBudget
+                )
             }
             return Array(state.tasks.values)
         }

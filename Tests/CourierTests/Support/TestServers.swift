@@ -161,6 +161,10 @@ struct TestEnvironment: Sendable {
     /// Credentials for `authenticatingProxy` (`proxyuser` / `proxypass`).
     let proxyUsername: String?
     let proxyPassword: String?
+    /// The fault server (`Tests/Servers/faults.py`): connections that die when reused,
+    /// statuses with `Retry-After`, resets, and per-key counters (`faultStats(key:)` in
+    /// FaultServer.swift). Plain HTTP/1.1, keep-alive.
+    let faults: URL
 
     // PKI (PEM files).
     /// The trusted root CA: the CA bundle to pin/trust for `https`, `mtls`, `tls12`,
@@ -497,6 +501,7 @@ private struct ReadyFile: Decodable {
             proxyLog: services["proxy"]?.requestLog,
             proxyUsername: services["proxy"]?.username,
             proxyPassword: services["proxy"]?.password,
+            faults: try requiredURL("faults", service: "faults"),
             caBundle: try pkiPath("ca_bundle"),
             intermediateCA: try pkiPath("intermediate_ca"),
             leafCertificate: try pkiPath("leaf_cert"),

@@ -37,12 +37,11 @@ enum CurlCallbacks {
     }
 
     /// Called before each attempt to send the request, on a new or a reused connection:
-    /// more than one call means libcurl retried the transfer.
+    /// more than one call means libcurl retried the transfer, which the transfer may refuse.
     static let prerequest: ccurl_prereq_callback = { userdata, _, _, _, _ in
-        if let userdata {
-            Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().sendAttempts += 1
-        }
-        return ccurl_prereqfunc_ok()
+        guard let userdata else { return ccurl_prereqfunc_ok() }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        return transfer.beginSendAttempt() ? ccurl_prereqfunc_ok() : ccurl_prereqfunc_abort()
     }
 
     /// Rewinds the request body when libcurl sends the request again.

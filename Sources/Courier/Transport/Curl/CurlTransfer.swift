@@ -306,6 +306,26 @@ final class CurlTransfer: @unchecked Sendable {
         return true
     }
 
+    /// Counts an attempt to send the request, and says whether it may go.
+    ///
+    /// libcurl sends a request again by itself when a reused connection died before any
+    /// byte of a response: for a method that is not idempotent that is safe only when
+    /// nothing of the request reached the connection, since the server may have processed
+    /// it. Otherwise the transfer fails with ``CourierError/Kind/connectionClosed``.
+    func beginSendAttempt() -> Bool {
+        sendAttempts += 1
+        guard sendAttempts > 1, !request.method.isIdempotent, let easy else { return true }
+        var requestBytes = 0
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
+        guard requestBytes > 0 else { return true }
+        failure = CourierError(
+            kind: .connectionClosed,
+            message: "the reused connection closed before any response; a \(request.method.rawValue) request is "
+                + "not sent again on its own, since the server may have processed it"
+        )
+        return false
+    }
+
     /// Rewinds the request body for libcurl's own retries; `false` when it cannot.
     func rewindUpload(to offset: Int64) -> Bool {
         switch upload {

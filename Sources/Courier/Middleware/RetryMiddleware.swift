@@ -1,0 +1,104 @@
+import Foundation
+import HTTPTypes
+import Logging
+
+/// The retry step of a session's chain: sends a request again as its ``RetryPolicy`` says,
+/// within the session's ``RetryBudget``.
+///
+/// The session puts it after the leading ``LoggingMiddleware``s of its
+/// ``Session/Configuration/middlewares`` — so the log shows one line per request, however
+/// often it was sent — and before the rest (authorization, challenges), which see each attempt.
+struct RetryMiddleware: Middleware {
+    /// The policy of requests whose context names none: the session's.
+    let policy: RetryPolicy
+    /// The session's budget.
+    let budget: RetryBudget
+
+    func intercept(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        context: MiddlewareContext,
+        next: Next
+    ) async throws -> Response {
+        let policy = context.retryPolicy ?? self.policy
+        guard policy.maximumAttempts > 1 else { return try await next(request, body, context) }
+        budget.recordRequest()
+        guard policy.allowsRetries(of: request, body: body) else { return try await next(request, body, context) }
+        // The first attempt here, so that a request that is not retried costs this frame only.
+        let first: Result<Response, any Error>
+        do {
+            let response = try await next(request, body, context)
+            guard policy.retries(response.status) else { return response }
+            first = .success(response)
+        } catch {
+            first = .failure(error)
+        }
+        return try await retry(request, body: body, context: context, policy: policy, after: first, next: next)
+    }
+
+    /// Sends the request again until it succeeds, the policy or the budget says stop, or the
+    /// task is cancelled.
+    ///
+    /// - Parameter first: What the first attempt gave: a response with a retried status, or
+    ///   an error.
+    private func retry(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        context: MiddlewareContext,
+        policy: RetryPolicy,
+        after first: Result<Response, any Error>,
+        next: Next
+    ) async throws -> Response {
+        var context = context
+        var attempt = 1
+        var generator = SystemRandomNumberGenerator()
+        var outcome = first
+        while true {
+            let retry: RetryPolicy.Retry
+            switch outcome {
+            case .success(var response):
+                response.attempts = attempt
+                guard
+                    let wanted = policy.retry(after: response.head, attempt: attempt, now: Date(), using: &generator),
+                    admits(wanted, policy: policy, context: context)
+                else { return response }
+                retry = wanted
+            case .failure(let error):
+                if error is CancellationError || Task.isCancelled { throw error }
+                guard let wanted = policy.retry(after: error, attempt: attempt, using: &generator),
+                    admits(wanted, policy: policy, context: context)
+                else { throw Self.recording(attempt, in: error) }
+                retry = wanted
+            }
+            // The response goes (a streamed body with it, which ends its transfer) before the wait.
+            outcome = .failure(CancellationError())
+            context.logger.debug(
+                "retrying \(request.method.rawValue) \(Redaction.url(of: request)) after \(retry.reason): attempt \(attempt + 1) of \(policy.maximumAttempts) in \(Redaction.milliseconds(retry.wait)) ms",
+                metadata: ["courier.task": "\(context.taskID)", "courier.attempt": "\(context.attempt + 1)"]
+            )
+            try await Task.sleep(for: retry.wait)
+            try Task.checkCancellation()
+            attempt += 1
+            context.attempt += 1
+            do {
+                outcome = .success(try await next(request, body, context))
+            } catch {
+                outcome = .failure(error)
+            }
+        }
+    }
+
+    /// Whether a retry the policy wants may be made: its wait ends before the request's
+    /// deadline, and the budget has a retry left.
+    private func admits(_ retry: RetryPolicy.Retry, policy: RetryPolicy, context: MiddlewareContext) -> Bool {
+        if let deadline = context.options.deadline, ContinuousClock.now + retry.wait >= deadline { return false }
+        return budget.withdraw(ratio: policy.retryBudgetRatio, minimumPerSecond: policy.minimumRetriesPerSecond)
+    }
+
+    /// The error with the number of attempts recorded, when it is a ``CourierError``.
+    private static func recording(_ attempts: Int, in error: any Error) -> any Error {
+        guard attempts > 1, var error = error as? CourierError else { return error }
+        error.attempts = attempts
+        return error
+    }
+}

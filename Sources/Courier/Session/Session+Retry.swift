@@ -1,0 +1,11 @@
+extension Session.Configuration {
+    /// The chain a session runs: ``middlewares`` with the retry step after the logging
+    /// middleware they start with, unless they hold one already.
+    func middlewares(retryBudget: RetryBudget) -> [any Middleware] {
+        guard !middlewares.contains(where: { $0 is RetryMiddleware }) else { return middlewares }
+        var chain = middlewares
+        let position = chain.firstIndex { !($0 is LoggingMiddleware) } ?? chain.endIndex
+        chain.insert(RetryMiddleware(policy: retryPolicy, budget: retryBudget), at: position)
+        return chain
+    }
+}

@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""A small HTTP/1.1 server that misbehaves on purpose, for Courier's retry and fault tests.
+
+    python3 Tests/Servers/faults.py --port P
+
+Python stdlib only, one thread per connection, 127.0.0.1 only. Connections are kept alive
+unless the request says `Connection: close`. Routes (query parameters are optional):
+
+/reuse-dies[?key=K&barrier=N&wait=S]
+    The first request on a connection is answered 200 (keep-alive, a small body); any later
+    request on the same connection is read in full and then the connection is reset (RST,
+    SO_LINGER 0) without an answer: every pooled connection dies when it is reused, as
+    connections an idle timeout closed. With `barrier=N` a first request is answered only
+    once N first requests with the same key have arrived (or after S, 10, seconds), so N concurrent
+    requests hold N connections: the head goes at once (so that a client waiting to
+    multiplex learns the connection is HTTP/1.1 and opens others), the body after the barrier.
+/status/{code}[?key=K&fail=N&retry_after=S&retry_after_date=S]
+    Answers `code`. With `fail=N`, only the first N requests with key K get `code`, later
+    ones 200. `retry_after=S` adds `Retry-After: S` (delta seconds, sent as given);
+    `retry_after_date=S` adds an HTTP-date S seconds after the next whole second.
+/reset[?key=K&fail=N]
+    Reads the request, then resets the connection without answering; with `fail=N` only the
+    first N requests with key K, later ones 200.
+/hang[?key=K&seconds=S]
+    Reads the request and answers nothing for S (30) seconds.
+/admin/stats[?key=K]
+    JSON: {"connections": accepted connections, "requests": all requests, "dropped": requests
+    answered with a reset, "paths": {path: requests}, "key": {"requests", "answered",
+    "dropped", "methods": [...], "times": [arrival, wall-clock seconds], "answer_times":
+    [...], "retry_after_dates": [the dates sent, seconds]}} (the key entry only with `key=K`).
+POST /admin/reset
+    Forgets every counter and key.
+
+Anything else: 404.
+"""
+
+from __future__ import annotations
+
+import argparse
+import email.utils
+import json
+import math
+import socket
+import struct
+import sys
+import threading
+import time
+from urllib.parse import parse_qs, urlsplit
+
+HOST = "127.0.0.1"
+MAX_HEAD = 64 * 1024
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.lock = threading.Condition()
+        self.reset()
+
+    def reset(self) -> None:
+        self.connections = 0
+        self.requests = 0
+        self.dropped = 0
+        self.paths: dict[str, int] = {}
+        self.keys: dict[str, dict] = {}
+        self.arrivals: dict[str, int] = {}  # barrier counts per key
+
+    def key(self, key: str) -> dict:
+        return self.keys.setdefault(key, {"requests": 0, "answered": 0, "dropped": 0, "methods": [],
+                                          "times": [], "answer_times": [], "retry_after_dates": []})
+
+
+STATS = Stats()
+
+
+class Request:
+    def __init__(self, method: str, target: str, headers: dict[str, str], body: bytes) -> None:
+        self.method = method
+        self.target = target
+        self.headers = headers
+        self.body = body
+        url = urlsplit(target)
+        self.path = url.path
+        self.query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        self.index = 0  # the how-manieth request of its key
+
+    def int_arg(self, name: str, default: int) -> int:
+        try:
+            return int(self.query.get(name, default))
+        except ValueError:
+            return default
+
+
+class Connection:
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buf = b""
+        self.served = 0
+
+    def _fill(self) -> bool:
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            return False
+        self.buf += chunk
+        return True
+
+    def read_request(self) -> Request | None:
+        while b"\r\n\r\n" not in self.buf:
+            if len(self.buf) > MAX_HEAD or not self._fill():
+                return None
+        head, _, self.buf = self.buf.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ")
+        if len(parts) != 3:
+            return None
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        body = b""
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            body = self._read_chunked()
+            if body is None:
+                return None
+        else:
+            length = int(headers.get("content-length", "0") or "0")
+            while len(self.buf) < length:
+                if not self._fill():
+                    return None
+            body, self.buf = self.buf[:length], self.buf[length:]
+        return Request(parts[0], parts[1], headers, body)
+
+    def _read_chunked(self) -> bytes | None:
+        body = b""
+        while True:
+            while b"\r\n" not in self.buf:
+                if not self._fill():
+                    return None
+            line, _, self.buf = self.buf.partition(b"\r\n")
+            size = int(line.split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while b"\r\n" not in self.buf:  # trailers end with an empty line
+                    if not self._fill():
+                        return None
+                while not self.buf.startswith(b"\r\n"):
+                    _, _, self.buf = self.buf.partition(b"\r\n")
+                    while b"\r\n" not in self.buf:
+                        if not self._fill():
+                            return None
+                self.buf = self.buf[2:]
+                return body
+            while len(self.buf) < size + 2:
+                if not self._fill():
+                    return None
+            body += self.buf[:size]
+            self.buf = self.buf[size + 2:]
+
+    def send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
+             close: bool = False) -> None:
+        reason = {200: "OK", 404: "Not Found"}.get(status, "Status")
+        lines = [f"HTTP/1.1 {status} {reason}", f"Content-Length: {len(body)}",
+                 "Content-Type: text/plain"]
+        lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        if close:
+            lines.append("Connection: close")
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+
+    def reset(self) -> None:
+        """Closes the connection with a RST instead of a FIN."""
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.sock.close()
+
+
+def count(request: Request) -> dict | None:
+    """Counts an arriving request; returns its key's entry (under the lock) when it has a key."""
+    with STATS.lock:
+        STATS.requests += 1
+        STATS.paths[request.path] = STATS.paths.get(request.path, 0) + 1
+        key = request.query.get("key")
+        if key is None:
+            return None
+        entry = STATS.key(key)
+        entry["requests"] += 1
+        request.index = entry["requests"]
+        entry["methods"].append(request.method)
+        entry["times"].append(time.time())
+        return entry
+
+
+def answered(entry: dict | None) -> None:
+    if entry is not None:
+        with STATS.lock:
+            entry["answered"] += 1
+            entry["answer_times"].append(time.time())
+
+
+def dropped(entry: dict | None) -> None:
+    with STATS.lock:
+        STATS.dropped += 1
+        if entry is not None:
+            entry["dropped"] += 1
+
+
+def failing(request: Request, entry: dict | None) -> bool:
+    """Whether this request is among the first `fail` of its key (every request without `fail`)."""
+    if "fail" not in request.query:
+        return True
+    return entry is not None and request.index <= request.int_arg("fail", 0)
+
+
+def handle(conn: Connection) -> None:
+    while True:
+        request = conn.read_request()
+        if request is None:
+            return
+        close = request.headers.get("connection", "").lower() == "close"
+        if request.path == "/admin/reset" and request.method == "POST":
+            with STATS.lock:
+                STATS.reset()
+            conn.send(200, b"reset", close=close)
+        elif request.path == "/admin/stats":
+            with STATS.lock:
+                stats = {"connections": STATS.connections, "requests": STATS.requests,
+                         "dropped": STATS.dropped, "paths": dict(STATS.paths)}
+                key = request.query.get("key")
+                if key is not None:
+                    stats["key"] = json.loads(json.dumps(STATS.key(key)))
+            conn.send(200, json.dumps(stats).encode(), {"Content-Type": "application/json"}, close=close)
+        else:
+            entry = count(request)
+            if request.path == "/reuse-dies":
+                if conn.served > 0:
+                    dropped(entry)
+                    conn.reset()
+                    return
+                barrier = request.int_arg("barrier", 0)
+                if barrier > 0:
+                    # The head at once (a client learns the connection is HTTP/1.1 and opens
+                    # more rather than wait to multiplex), the body once all have arrived.
+                    body = b"fresh connection"
+                    conn.sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                                      + f"Content-Length: {len(body)}\r\n\r\n".encode())
+                    key = request.query.get("key", "")
+                    with STATS.lock:
+                        STATS.arrivals[key] = STATS.arrivals.get(key, 0) + 1
+                        STATS.lock.notify_all()
+                        STATS.lock.wait_for(lambda: STATS.arrivals.get(key, 0) >= barrier,
+                                            timeout=request.int_arg("wait", 10))
+                    answered(entry)
+                    conn.sock.sendall(body)
+                else:
+                    answered(entry)
+                    conn.send(200, b"fresh connection", close=close)
+            elif request.path.startswith("/status/"):
+                try:
+                    code = int(request.path.split("/")[2])
+                except (IndexError, ValueError):
+                    code = 400
+                headers: dict[str, str] = {}
+                if failing(request, entry):
+                    if "retry_after" in request.query:
+                        headers["Retry-After"] = request.query["retry_after"]
+                    if "retry_after_date" in request.query:
+                        when = math.ceil(time.time()) + request.int_arg("retry_after_date", 0)
+                        headers["Retry-After"] = email.utils.formatdate(when, usegmt=True)
+                        if entry is not None:
+                            with STATS.lock:
+                                entry["retry_after_dates"].append(when)
+                else:
+                    code = 200
+                answered(entry)
+                conn.send(code, f"status {code}".encode(), headers, close=close)
+            elif request.path == "/reset":
+                if failing(request, entry):
+                    dropped(entry)
+                    conn.reset()
+                    return
+                answered(entry)
+                conn.send(200, b"not reset", close=close)
+            elif request.path == "/hang":
+                conn.sock.settimeout(float(request.int_arg("seconds", 30)))
+                try:
+                    conn.sock.recv(1)
+                except OSError:
+                    pass
+                return
+            else:
+                answered(entry)
+                conn.send(404, b"no such route", close=close)
+        conn.served += 1
+        if close:
+            return
+
+
+def serve_connection(sock: socket.socket) -> None:
+    try:
+        handle(Connection(sock))
+    except (OSError, ValueError):
+        pass
+    finally:
+        try:
+            sock.close()
+        except OSError:
+            pass
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((HOST, args.port))
+    listener.listen(1024)
+    print(f"faults listening on {HOST}:{listener.getsockname()[1]}", flush=True)
+    while True:
+        sock, _ = listener.accept()
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with STATS.lock:
+            STATS.connections += 1
+        threading.Thread(target=serve_connection, args=(sock,), daemon=True).start()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
