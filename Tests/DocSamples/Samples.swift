@@ -27,7 +27,7 @@ func sample_README_1() async throws {
     let logger = Logger(label: "my-service")
     let session = Session(configuration: .init(
         baseURL: URL(string: "https://api.example.com")!,
-        applicationProduct: "MyService/1.2",              // User-Agent: MyService/1.2 Courier/0.2.0 (Linux; x86_64) libcurl/7.88.1
+        applicationProduct: "MyService/1.2",              // User-Agent: MyService/1.2 Courier/0.3.0 (Linux; x86_64) libcurl/7.88.1
         middlewares: [LoggingMiddleware(logger: logger)]  // secrets are redacted
     ))
 
@@ -407,7 +407,7 @@ func sample_HandlingErrors_3() async throws {
 
 // Documentation.docc/Articles/MiddlewareChain.md, sample 1
 func sample_MiddlewareChain_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/MiddlewareChain.md", line: 35)
+#sourceLocation(file: "Documentation.docc/Articles/MiddlewareChain.md", line: 36)
     struct RequestIDMiddleware: Middleware {
         func intercept(
             _ request: HTTPRequest, body: RequestBody?, context: MiddlewareContext, next: Next
@@ -418,22 +418,21 @@ func sample_MiddlewareChain_1() async throws {
         }
     }
 
-    struct RetryOnceMiddleware: Middleware {
+    struct ServerTimingMiddleware: Middleware {
         func intercept(
             _ request: HTTPRequest, body: RequestBody?, context: MiddlewareContext, next: Next
         ) async throws -> Response {
             let response = try await next(request, body, context)
-            guard response.statusCode == 503, body?.isReplayable ?? true else { return response }
-            try await Task.sleep(for: .seconds(1))
-            var retry = context
-            retry.attempt += 1
-            return try await next(request, body, retry)
+            if let timing = response[header: "Server-Timing"] {
+                context.logger.debug("server timing: \(timing) (attempt \(context.attempt))")
+            }
+            return response
         }
     }
 
     let session = Session(configuration: .init(
         baseURL: URL(string: "https://api.example.com")!,
-        middlewares: [LoggingMiddleware(logger: logger), RetryOnceMiddleware(), RequestIDMiddleware()]
+        middlewares: [LoggingMiddleware(logger: logger), ServerTimingMiddleware(), RequestIDMiddleware()]
     ))
     print(session.configuration.middlewares.count)
 #sourceLocation()

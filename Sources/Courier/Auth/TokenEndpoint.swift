@@ -59,12 +59,14 @@ struct TokenEndpoint: Sendable {
         self.server = server
         self.client = client
         self.logger = logger
-        let configuration = Session.Configuration(
+        var configuration = Session.Configuration(
             applicationProduct: applicationProduct,
             maximumRedirects: 0,
             maximumResponseBodySize: Self.maximumResponseBytes,
             middlewares: middlewares + [ClientAuthenticationMiddleware(client: client, policy: policy)]
         )
+        // The broker decides when the token endpoint is asked again (backoff, Retry-After).
+        configuration.retryPolicy = .never
         self.session = Session(configuration: configuration, transport: transport)
     }
 
