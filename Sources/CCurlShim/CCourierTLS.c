@@ -17,6 +17,7 @@ struct ccourier_tls_policy {
     uint8_t *pins;                  // pin_count * CCOURIER_PIN_LENGTH bytes
     size_t pin_count;
     X509_STORE *store;              // the pinned roots, or NULL for the transfer's CA store
+    int accepts_system_roots;       // set explicitly: no pins and no store verify like any client
     X509 *client_certificate;       // with client_key, or both NULL
     EVP_PKEY *client_key;
     STACK_OF(X509) *client_chain;   // may be NULL
@@ -112,11 +113,14 @@ static int ccourier_verify_with_pinned_roots(X509_STORE_CTX *store_ctx, X509_STO
 /// Replaces OpenSSL's chain verification for one handshake: the chain must verify as
 /// usual — against the policy's pinned roots when it has some, otherwise against
 /// libcurl's store — and then, when the policy has pins, one certificate of the VERIFIED
-/// chain (leaf, intermediate or root) must match one of them. A NULL policy refuses every
-/// chain.
+/// chain (leaf, intermediate or root) must match one of them. A policy with neither pins
+/// nor pinned roots accepts the verified chain only when it was marked with
+/// `ccourier_tls_policy_accept_system_roots`. A NULL policy refuses every chain. Host
+/// name verification is libcurl's, after the handshake, for every policy.
 static int ccourier_verify(X509_STORE_CTX *store_ctx, void *argument) {
     const ccourier_tls_policy *policy = argument;
-    if (policy == NULL) {
+    if (policy == NULL ||
+        (policy->pin_count == 0 && policy->store == NULL && !policy->accepts_system_roots)) {
         X509_STORE_CTX_set_error(store_ctx, X509_V_ERR_APPLICATION_VERIFICATION);
         return 0;
     }
@@ -173,6 +177,10 @@ int ccourier_tls_policy_add_pin(ccourier_tls_policy *policy, const uint8_t *dige
     policy->pins = pins;
     policy->pin_count += 1;
     return 1;
+}
+
+void ccourier_tls_policy_accept_system_roots(ccourier_tls_policy *policy) {
+    policy->accepts_system_roots = 1;
 }
 
 int ccourier_tls_policy_set_ca_bundle(ccourier_tls_policy *policy, const char *path, char *error,

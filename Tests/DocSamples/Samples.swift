@@ -13,7 +13,7 @@ import Testing
 
 // README.md, sample 1
 func sample_README_1() async throws {
-#sourceLocation(file: "README.md", line: 58)
+#sourceLocation(file: "README.md", line: 59)
 
 
 
@@ -47,7 +47,7 @@ func sample_README_1() async throws {
 
 // README.md, sample 2
 func sample_README_2() async throws {
-#sourceLocation(file: "README.md", line: 95)
+#sourceLocation(file: "README.md", line: 96)
     let download = session.task(for: HTTPRequest(method: .get, path: "/exports/2024.tar"))
     Task {
         for await event in download.events {
@@ -66,7 +66,7 @@ func sample_README_2() async throws {
 
 // README.md, sample 3
 func sample_README_3() async throws {
-#sourceLocation(file: "README.md", line: 116)
+#sourceLocation(file: "README.md", line: 119)
     let access = try ResourceAccess(configuration: .init(
         resourceBaseURL: URL(string: "https://api.example.com")!,
         authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
@@ -88,7 +88,7 @@ func sample_README_3() async throws {
 
 // README.md, sample 4
 func sample_README_4() async throws {
-#sourceLocation(file: "README.md", line: 145)
+#sourceLocation(file: "README.md", line: 148)
     do {
         let profile = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         let user = try profile.validate().decode(User.self)
@@ -104,7 +104,7 @@ func sample_README_4() async throws {
 // README.md, sample 5
 @Suite(.disabled("a documentation sample: compiled, never run"))
 struct sample_README_5 {
-#sourceLocation(file: "README.md", line: 163)
+#sourceLocation(file: "README.md", line: 166)
 
 
 
@@ -137,7 +137,7 @@ struct sample_README_5 {
 
 // Documentation.docc/Articles/Authentication.md, sample 1
 func sample_Authentication_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 14)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 15)
     let access = try ResourceAccess(configuration: .init(
         resourceBaseURL: URL(string: "https://api.example.com")!,
         authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
@@ -158,7 +158,7 @@ func sample_Authentication_1() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 2
 func sample_Authentication_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 52)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 53)
     let assets = try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/assets"))
     let status = try await access.deviceClient.sendUnauthenticatedRequest(ResourceRequest(path: "/api/public/status"))
     let summary = try await access.userClient.sendImplicitRequest(ResourceRequest(path: "/api/user/summary"))
@@ -168,7 +168,7 @@ func sample_Authentication_2() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 3
 func sample_Authentication_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 68)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 69)
     do {
         let response = try await access.userClient.sendAuthenticatedRequest(request)
         print(response.statusCode)
@@ -182,7 +182,7 @@ func sample_Authentication_3() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 4
 func sample_Authentication_4() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 98)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 99)
     try await access.userClient.authorize(redirectURI: URL(string: "com.example.app:/callback")!) { url in
         try await openBrowserAndWaitForRedirect(url)   // returns the redirect URL with code and state
     }
@@ -197,7 +197,7 @@ func sample_Authentication_4() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 5
 func sample_Authentication_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 156)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 157)
     do {
         let orders = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/orders"))
         print(orders.statusCode)
@@ -214,7 +214,7 @@ func sample_Authentication_5() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 6
 func sample_Authentication_6() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 191)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 192)
     var configuration = ResourceAccess.Configuration(
         resourceBaseURL: URL(string: "https://api.example.com")!,
         authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
@@ -237,7 +237,7 @@ func sample_Authentication_6() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 7
 func sample_Authentication_7() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 237)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 238)
     struct ReportsCredentials: ChallengeCredentialProvider {
         func credential(for context: ChallengeContext) async throws -> ChallengeCredential? {
             guard context.host == "reports.example.com", context.realm == "reports" else { return nil }
@@ -261,7 +261,7 @@ func sample_Authentication_7() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 8
 func sample_Authentication_8() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 279)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 280)
     let store = EncryptedFileTokenStore(
         path: "/var/lib/my-app/tokens.store",
         keyProvider: TokenStoreKeyProvider { try await loadTokenStoreKey() }   // your secret manager
@@ -273,7 +273,7 @@ func sample_Authentication_8() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 9
 func sample_Authentication_9() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 297)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 298)
     let report = await access.userClient.logout()
     if !report.isComplete {
         logger.warning("logout: \(report.revokedTokens) revoked, failures: \(report.failures.map(\.kind))")
@@ -440,7 +440,7 @@ func sample_MiddlewareChain_1() async throws {
 
 // Documentation.docc/Articles/PinningAndTrust.md, sample 1
 func sample_PinningAndTrust_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 15)
+#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 17)
     let security = try SecurityConfiguration.secured(
         trust: [
             try TrustPolicy(
@@ -463,7 +463,7 @@ func sample_PinningAndTrust_1() async throws {
 
 // Documentation.docc/Articles/PinningAndTrust.md, sample 2
 func sample_PinningAndTrust_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 77)
+#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 83)
     do {
         _ = try await session.send(request)
     } catch let error as CourierError where error.kind == .pinMismatch {
@@ -474,16 +474,28 @@ func sample_PinningAndTrust_2() async throws {
 
 // Documentation.docc/Articles/PinningAndTrust.md, sample 3
 func sample_PinningAndTrust_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 115)
+#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 104)
+    let security = try SecurityConfiguration.secured(trust: [
+        try TrustPolicy(host: "api.example.com", pins: [apiPin, apiBackupPin]),  // your gateway: pinned
+        try TrustPolicy.systemRoots(host: "api.weather.example"),                // a public API: system roots
+    ])
+    print(security)  // SecurityConfiguration.secured(api.example.com, api.weather.example (system roots); TLS ≥ 1.2)
+    print(security.trustPolicy(forHost: "api.weather.example")?.isPinned == false)  // true
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/PinningAndTrust.md, sample 4
+func sample_PinningAndTrust_4() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 152)
     let pins = try SPKIPin.pins(fromCertificateFile: "/etc/myapp/api-chain.pem")
     let policy = try TrustPolicy(host: "api.example.com", pins: pins)
     print(policy.pins.map(\.base64))
 #sourceLocation()
 }
 
-// Documentation.docc/Articles/PinningAndTrust.md, sample 4
-func sample_PinningAndTrust_4() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 160)
+// Documentation.docc/Articles/PinningAndTrust.md, sample 5
+func sample_PinningAndTrust_5() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 197)
     let mutualTLS = try TrustPolicy(
         host: "partner.example.com",
         pins: [partnerPin],
@@ -497,9 +509,9 @@ func sample_PinningAndTrust_4() async throws {
 #sourceLocation()
 }
 
-// Documentation.docc/Articles/PinningAndTrust.md, sample 5
-func sample_PinningAndTrust_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 207)
+// Documentation.docc/Articles/PinningAndTrust.md, sample 6
+func sample_PinningAndTrust_6() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 245)
     let shared = CurlTransport(configuration: .init(maximumConnectionsPerHost: 8, proxy: .none, security: security))
     let orders = Session(configuration: .init(baseURL: URL(string: "https://api.example.com/orders")!), transport: shared)
     let stock = Session(configuration: .init(baseURL: URL(string: "https://api.example.com/stock")!), transport: shared)
@@ -757,7 +769,7 @@ func sample_TransfersAndTasks_2() async throws {
 
 // Documentation.docc/Courier.md, sample 1
 func sample_Courier_1() async throws {
-#sourceLocation(file: "Documentation.docc/Courier.md", line: 16)
+#sourceLocation(file: "Documentation.docc/Courier.md", line: 17)
     let session = Session(configuration: .init(baseURL: URL(string: "https://api.example.com")!))
     let response = try await session.send(HTTPRequest(method: .get, path: "/status"))
     print(response.status, response.metrics?.total ?? .zero)
@@ -766,7 +778,7 @@ func sample_Courier_1() async throws {
 
 // Documentation.docc/Courier.md, sample 2
 func sample_Courier_2() async throws {
-#sourceLocation(file: "Documentation.docc/Courier.md", line: 28)
+#sourceLocation(file: "Documentation.docc/Courier.md", line: 30)
     let access = try ResourceAccess(configuration: configuration)
     let profile = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
     print(profile.statusCode)

@@ -18,7 +18,8 @@
 #define CCOURIER_PIN_LENGTH 32
 
 /// A compiled trust policy: pins, an optional pinned CA store, an optional client
-/// certificate. Immutable once built; freed with `ccourier_tls_policy_free`.
+/// certificate, or — marked explicitly — the transfer's CA store without pins. Immutable
+/// once built; freed with `ccourier_tls_policy_free`.
 typedef struct ccourier_tls_policy ccourier_tls_policy;
 
 // MARK: backend
@@ -42,6 +43,10 @@ ccourier_tls_policy *_Nullable ccourier_tls_policy_create(void);
 void ccourier_tls_policy_free(ccourier_tls_policy *_Nullable policy);
 /// Adds an SPKI SHA-256 pin (32 bytes). Returns 0 when out of memory.
 int ccourier_tls_policy_add_pin(ccourier_tls_policy *policy, const uint8_t *digest);
+/// Lets a policy without pins and without a CA bundle accept a chain that verifies against
+/// the transfer's CA store (the system's, or libcurl's CURLOPT_CAINFO). Without this call
+/// such a policy refuses every chain, so an empty policy never trusts by accident.
+void ccourier_tls_policy_accept_system_roots(ccourier_tls_policy *policy);
 /// Loads a PEM bundle as the only trusted roots of the policy. Returns 0 and writes a
 /// reason into `error` on failure (unreadable file, no certificate in it).
 int ccourier_tls_policy_set_ca_bundle(ccourier_tls_policy *policy, const char *path,
@@ -56,8 +61,9 @@ int ccourier_tls_policy_set_client_certificate(ccourier_tls_policy *policy, cons
 /// Applies `policy` to the SSL_CTX libcurl is setting up for a new connection: installs
 /// the client certificate, requires peer verification, and installs the verify hook, which
 /// verifies against the policy's pinned roots (when it has some; the SSL_CTX's own store
-/// stays libcurl's) and then matches the pins. With a NULL policy the hook refuses every
-/// chain (fail closed: the host has no policy). Returns 1 on success, 0 when OpenSSL refused.
+/// stays libcurl's) and then matches the pins; a system-roots policy needs the verified
+/// chain only. With a NULL policy, or an empty one not marked system-roots, the hook
+/// refuses every chain (fail closed). Returns 1 on success, 0 when OpenSSL refused.
 int ccourier_tls_apply(void *ssl_ctx, const ccourier_tls_policy *_Nullable policy);
 
 // MARK: pins from certificate files

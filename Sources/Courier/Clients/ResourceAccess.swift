@@ -7,7 +7,8 @@ import Logging
 ///
 /// The clients exist only on a configured instance, so "not configured" cannot happen at
 /// run time. Every request of every kind — and every token request — runs on one transport
-/// whose ``Transport/security`` is secured: pinned TLS, trusted hosts only.
+/// whose ``Transport/security`` is secured: HTTPS to the hosts of its trust set only, pinned
+/// unless a policy explicitly trusts the system's roots.
 ///
 /// ```swift
 /// let access = try ResourceAccess(configuration: configuration)

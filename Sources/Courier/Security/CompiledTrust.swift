@@ -1,7 +1,8 @@
 internal import CCurlShim
 
 /// The trust policies of a secured configuration, looked up by host, with the OpenSSL
-/// objects the TLS verify hook uses: pins, pinned CA stores, client certificates.
+/// objects the TLS verify hook uses: pins, pinned CA stores, client certificates, and
+/// whether a policy trusts the system's roots without pins.
 ///
 /// Built once, when the ``SecurityConfiguration`` is made, so an unreadable file or a wrong
 /// key password is an error then. Every ``CurlTransport`` with the configuration keeps this
@@ -101,6 +102,11 @@ final class CompiledTrust: @unchecked Sendable {
             guard ccourier_tls_policy_add_pin(handle, pin.sha256) == 1 else {
                 throw failure("out of memory adding a pin")
             }
+        }
+        if !policy.isPinned {
+            // Only a policy made with `TrustPolicy.systemRoots` has neither; the hook refuses
+            // every chain for an empty policy that is not marked so.
+            ccourier_tls_policy_accept_system_roots(handle)
         }
         if let bundle = policy.pinnedCertificateAuthorities {
             guard ccourier_tls_policy_set_ca_bundle(handle, bundle, &error, error.count) == 1 else {

@@ -31,10 +31,11 @@ extension SecurityConfiguration {
     /// credential call it, for the request as it will be sent (absolute, resolved).
     ///
     /// A credential goes only through a secured configuration, over HTTPS, to an authority
-    /// without user information whose host and port have a ``TrustPolicy``.
+    /// without user information whose host and port have a ``TrustPolicy`` — pinned, or
+    /// explicitly trusting the system's roots.
     ///
     /// - Parameter request: An absolute request.
-    /// - Throws: ``CourierError/Kind/untrustedHost`` on an unpinned configuration or for a
+    /// - Throws: ``CourierError/Kind/untrustedHost`` on the plain (``unpinned``) configuration or for a
     ///   host without a policy, ``CourierError/Kind/insecureScheme`` for a request that is
     ///   not HTTPS, ``CourierError/Kind/invalidURL`` for a request without a host or with
     ///   user information in its authority.

@@ -1,4 +1,5 @@
-/// Whether a transport is secured — every connection pinned, to trusted hosts only — or plain.
+/// Whether a transport is secured — trusted hosts only, each connection checked against its
+/// host's policy — or plain.
 ///
 /// Trust is configured in one place: the transport that makes the connections
 /// (``CurlTransport/Configuration/security``). Every ``Session`` and every client on that
@@ -28,7 +29,9 @@
 ///
 /// Every TLS connection is then checked against the policy of the host it goes to, also
 /// after a redirect: hosts without a policy are refused in the handshake, pins are matched
-/// against the verified chain, and the TLS version is at least ``minimumTLSVersion``.
+/// against the verified chain (a ``TrustPolicy/systemRoots(host:port:clientCertificate:)``
+/// policy needs the verified chain only), host names are verified, and the TLS version is
+/// at least ``minimumTLSVersion``.
 /// Redirects never go from HTTPS to HTTP, and libcurl drops `Authorization` and `Cookie`
 /// when a redirect leaves the origin.
 ///
@@ -46,7 +49,7 @@ public struct SecurityConfiguration: Sendable, Hashable, CustomStringConvertible
 
     /// Whether the configuration is secured.
     public let isSecured: Bool
-    /// The trusted hosts and how each is pinned; empty for ``unpinned``.
+    /// The trusted hosts and how each is pinned (or that it is not); empty for ``unpinned``.
     public let trustPolicies: [TrustPolicy]
     /// The lowest TLS version of a secured connection: 1.2 by default, 1.3 selectable.
     public let minimumTLSVersion: TLSVersion
@@ -69,8 +72,11 @@ public struct SecurityConfiguration: Sendable, Hashable, CustomStringConvertible
         self.compiled = compiled
     }
 
-    /// A secured configuration: only the hosts of `trust`, always over pinned TLS.
+    /// A secured configuration: only the hosts of `trust`, over HTTPS, each checked against
+    /// its policy.
     ///
+    /// Credentials may go to every host of `trust`: pinned ones, and those whose policy
+    /// explicitly trusts the system's roots (``TrustPolicy/systemRoots(host:port:clientCertificate:)``).
     /// The certificate files named by the policies are read now.
     ///
     /// - Parameters:
@@ -82,7 +88,7 @@ public struct SecurityConfiguration: Sendable, Hashable, CustomStringConvertible
     /// - Throws: ``CourierError/Kind/invalidConfiguration`` for an empty trust set, a host
     ///   pattern given twice, an unreadable CA bundle or client certificate, or a wrong key
     ///   password; ``CourierError/Kind/unsupportedTLSBackend`` when libcurl does not use
-    ///   OpenSSL, so pins could not be enforced.
+    ///   OpenSSL, so the policies could not be enforced.
     public static func secured(
         trust: [TrustPolicy],
         minimumTLSVersion: TLSVersion = .v1_2,
@@ -156,13 +162,15 @@ public struct SecurityConfiguration: Sendable, Hashable, CustomStringConvertible
         hasher.combine(detectsDebugger)
     }
 
-    /// `unpinned`, or `secured` with the trusted host patterns (never a secret).
+    /// `unpinned`, or `secured` with the trusted host patterns, each trusted through the
+    /// system's roots without pins marked so (never a secret).
     public var description: String {
         guard isSecured else {
             return minimumTLSVersion == .v1_3
                 ? "SecurityConfiguration.unpinned(TLS ≥ 1.3)" : "SecurityConfiguration.unpinned"
         }
-        let hosts = trustPolicies.map(\.host).joined(separator: ", ")
+        let hosts = trustPolicies.map { $0.isPinned ? $0.host : "\($0.host) (system roots)" }
+            .joined(separator: ", ")
         return "SecurityConfiguration.secured(\(hosts); TLS ≥ \(minimumTLSVersion == .v1_3 ? "1.3" : "1.2")"
             + "\(detectsDebugger ? "; debugger detection" : ""))"
     }

@@ -1,6 +1,7 @@
 /// How Courier trusts the TLS servers of one host, or of the hosts one label below a domain.
 ///
-/// A policy pins at least one of:
+/// A policy made with ``init(host:port:pins:pinnedCertificateAuthorities:clientCertificate:)``
+/// pins at least one of:
 ///
 /// - **SPKI pins**: the server's verified chain must contain a certificate — leaf,
 ///   intermediate or root — whose public key matches one of ``pins``. Pin several keys,
@@ -21,6 +22,10 @@
 /// let cdn = try TrustPolicy(host: "*.cdn.example.com", pinnedCertificateAuthorities: "/etc/myapp/roots.pem")
 /// ```
 ///
+/// Pinning is the default. To trust a host through the system's CA store alone — an
+/// ordinary public API whose keys you do not control — say so with
+/// ``systemRoots(host:port:clientCertificate:)``, and read what that gives up.
+///
 /// A policy without a ``port`` covers every port of its host; one that names a port covers
 /// that port only, and wins over a portless policy of the same host. Give each listener its
 /// own policy when their keys differ, so that a backup pin meant for one is not trusted on
@@ -39,6 +44,7 @@ public struct TrustPolicy: Sendable, Hashable {
     /// The port the policy is for, or `nil` for every port of ``host``.
     public let port: Int?
     /// The SPKI SHA-256 pins; one certificate of the verified chain must match one of them.
+    /// Empty for a policy that pins only a CA bundle, or nothing (``isPinned``).
     public let pins: [SPKIPin]
     /// A PEM bundle of the only roots trusted for these hosts, or `nil` for the system's.
     public let pinnedCertificateAuthorities: String?
@@ -47,7 +53,11 @@ public struct TrustPolicy: Sendable, Hashable {
 
     let pattern: HostPattern
 
-    /// Creates a trust policy.
+    /// Whether the policy pins the host's keys or roots: `false` only for a policy made with
+    /// ``systemRoots(host:port:clientCertificate:)``, which trusts the system's CA store.
+    public var isPinned: Bool { !pins.isEmpty || pinnedCertificateAuthorities != nil }
+
+    /// Creates a trust policy that pins its hosts.
     ///
     /// - Parameters:
     ///   - host: A host name, an IP address, or `*.` followed by a domain of at least two
@@ -57,8 +67,9 @@ public struct TrustPolicy: Sendable, Hashable {
     ///   - pinnedCertificateAuthorities: The path of a PEM bundle of the only trusted roots.
     ///   - clientCertificate: The client certificate for mutual TLS.
     /// - Throws: ``CourierError/Kind/invalidConfiguration`` for a malformed host pattern,
-    ///   or a port outside 1–65535, or when there is neither a pin nor a pinned CA bundle: a
-    ///   trusted host is always pinned.
+    ///   or a port outside 1–65535, or when there is neither a pin nor a pinned CA bundle:
+    ///   this initializer always pins (``systemRoots(host:port:clientCertificate:)`` is the
+    ///   explicit way not to).
     public init(
         host: String,
         port: Int? = nil,
@@ -66,6 +77,85 @@ public struct TrustPolicy: Sendable, Hashable {
         pinnedCertificateAuthorities: String? = nil,
         clientCertificate: ClientCertificate? = nil
     ) throws {
+        let pattern = try Self.pattern(host, port: port)
+        guard !pins.isEmpty || pinnedCertificateAuthorities != nil else {
+            throw CourierError.invalidConfiguration(
+                "the trust policy for \(pattern.text) has neither a pin nor a pinned CA bundle; "
+                    + "to trust the system's CA store for it without pins, use TrustPolicy.systemRoots(host:) "
+                    + "(see the article Pinning and trust)",
+                host: pattern.text
+            )
+        }
+        var unique: [SPKIPin] = []
+        for pin in pins where !unique.contains(pin) { unique.append(pin) }
+        self.init(
+            pattern: pattern,
+            port: port,
+            pins: unique,
+            pinnedCertificateAuthorities: pinnedCertificateAuthorities,
+            clientCertificate: clientCertificate
+        )
+    }
+
+    /// A policy that trusts a host through the system's CA store, without pins.
+    ///
+    /// The host joins the trust set, so credentials may go to it. Every connection to it is
+    /// still HTTPS, at least ``SecurityConfiguration/minimumTLSVersion``, with a chain that
+    /// verifies against the system's CA store (or the transport's
+    /// ``CurlTransport/Configuration/trustedCertificateBundlePath``) and a certificate for
+    /// the host name: host name verification is always on. Host patterns, wildcards and
+    /// ports behave as for pinned policies, and a policy of the same host that names the
+    /// port wins over a portless one, whichever of the two is pinned.
+    ///
+    /// ```swift
+    /// let weather = try TrustPolicy.systemRoots(host: "api.weather.example")
+    /// ```
+    ///
+    /// - Warning: Nothing is pinned. Any certificate authority the system trusts can issue a
+    ///   certificate that is accepted for this host, so there is no protection against a
+    ///   mis-issued certificate or a compromised CA, and a token sent to the host is exposed
+    ///   to whoever holds such a certificate. Pin the hosts whose keys you control (or whose
+    ///   CA you know) with ``init(host:port:pins:pinnedCertificateAuthorities:clientCertificate:)``.
+    ///
+    /// - Parameters:
+    ///   - host: A host name, an IP address, or `*.` followed by a domain of at least two
+    ///     labels. No scheme, port or path.
+    ///   - port: The one port the policy covers (1–65535), or `nil` for every port.
+    ///   - clientCertificate: The client certificate for mutual TLS.
+    /// - Returns: A policy with no ``pins`` and no ``pinnedCertificateAuthorities``.
+    /// - Throws: ``CourierError/Kind/invalidConfiguration`` for a malformed host pattern or a
+    ///   port outside 1–65535.
+    public static func systemRoots(
+        host: String,
+        port: Int? = nil,
+        clientCertificate: ClientCertificate? = nil
+    ) throws -> TrustPolicy {
+        TrustPolicy(
+            pattern: try pattern(host, port: port),
+            port: port,
+            pins: [],
+            pinnedCertificateAuthorities: nil,
+            clientCertificate: clientCertificate
+        )
+    }
+
+    private init(
+        pattern: HostPattern,
+        port: Int?,
+        pins: [SPKIPin],
+        pinnedCertificateAuthorities: String?,
+        clientCertificate: ClientCertificate?
+    ) {
+        self.pattern = pattern
+        self.host = pattern.text
+        self.port = port
+        self.pins = pins
+        self.pinnedCertificateAuthorities = pinnedCertificateAuthorities
+        self.clientCertificate = clientCertificate
+    }
+
+    /// The host pattern, after checking the port.
+    private static func pattern(_ host: String, port: Int?) throws -> HostPattern {
         let pattern = try HostPattern(host)
         if let port, !(1...65535).contains(port) {
             throw CourierError.invalidConfiguration(
@@ -73,21 +163,7 @@ public struct TrustPolicy: Sendable, Hashable {
                 host: pattern.text
             )
         }
-        guard !pins.isEmpty || pinnedCertificateAuthorities != nil else {
-            throw CourierError.invalidConfiguration(
-                "the trust policy for \(pattern.text) has neither a pin nor a pinned CA bundle; "
-                    + "a trusted host is always pinned (see the article Pinning and trust)",
-                host: pattern.text
-            )
-        }
-        var unique: [SPKIPin] = []
-        for pin in pins where !unique.contains(pin) { unique.append(pin) }
-        self.pattern = pattern
-        self.host = pattern.text
-        self.port = port
-        self.pins = unique
-        self.pinnedCertificateAuthorities = pinnedCertificateAuthorities
-        self.clientCertificate = clientCertificate
+        return pattern
     }
 
     /// Whether the policy applies to a host and port.

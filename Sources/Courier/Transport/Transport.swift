@@ -50,7 +50,7 @@ public protocol Transport: Sendable {
     /// This is a promise, and Courier takes it at its word: **a transport that reports a
     /// secured configuration must check every connection it makes against it**, in the TLS
     /// handshake, as ``CurlTransport`` does. A transport that reports one and connects some
-    /// other way would carry tokens over unpinned connections. Only a test double that never
+    /// other way would carry tokens over connections no policy checked. Only a test double that never
     /// connects may report a configuration it does not enforce.
     var security: SecurityConfiguration { get }
 

@@ -217,4 +217,145 @@ struct SecurityConfigurationTests {
         #expect(SecurityConfiguration.unpinned.description == "SecurityConfiguration.unpinned")
         #expect(CurlTransport.Configuration().security == .unpinned)
     }
+
+    // MARK: Policies that trust the system's roots
+
+    @Test func aSystemRootsPolicyPinsNothingAndSaysSo() throws {
+        let policy = try TrustPolicy.systemRoots(host: " API.Weather.Example. ")
+        #expect(policy.host == "api.weather.example")
+        #expect(policy.port == nil)
+        #expect(policy.pins.isEmpty)
+        #expect(policy.pinnedCertificateAuthorities == nil)
+        #expect(policy.clientCertificate == nil)
+        #expect(!policy.isPinned)
+        #expect(policy.matches(host: "api.weather.example", port: 443))
+        #expect(policy.matches(host: "API.WEATHER.EXAMPLE.", port: 8443))
+        #expect(policy == (try TrustPolicy.systemRoots(host: "api.weather.example")))
+        #expect(policy != (try TrustPolicy(host: "api.weather.example", pins: [SecuritySupport.unrelatedPin])))
+        #expect(try TrustPolicy(host: "a.example", pins: [SecuritySupport.unrelatedPin]).isPinned)
+        #expect(try TrustPolicy(host: "a.example", pinnedCertificateAuthorities: "/etc/roots.pem").isPinned)
+
+        let identity = ClientCertificate(certificateFile: "/etc/client.pem", privateKeyFile: "/etc/client-key.pem")
+        let mutual = try TrustPolicy.systemRoots(host: "partner.example", port: 8443, clientCertificate: identity)
+        #expect(mutual.port == 8443)
+        #expect(mutual.clientCertificate == identity)
+        #expect(!mutual.isPinned)
+    }
+
+    @Test func theInitializerStillRefusesAPolicyWithoutPinsOrCABundle() {
+        for make in [
+            { try TrustPolicy(host: "api.weather.example") },
+            { try TrustPolicy(host: "api.weather.example", port: 443, pins: []) },
+            { try TrustPolicy(host: "*.weather.example", pins: [], pinnedCertificateAuthorities: nil) },
+        ] {
+            let error = #expect(throws: CourierError(.invalidConfiguration)) { try make() }
+            // It names the explicit way to trust the system's roots.
+            #expect(error?.message.contains("TrustPolicy.systemRoots(host:)") == true)
+        }
+    }
+
+    @Test(arguments: ["", "*", "*.com", "a.*.example.com", "https://api.example.com", "api.example.com/x"])
+    func aSystemRootsPolicyRefusesMalformedHostPatterns(_ pattern: String) {
+        #expect(throws: CourierError(.invalidConfiguration)) { try TrustPolicy.systemRoots(host: pattern) }
+    }
+
+    @Test(arguments: [0, -1, 65536, Int.max])
+    func aSystemRootsPolicyRefusesAPortOutsideTheValidRange(_ port: Int) {
+        let error = #expect(throws: CourierError(.invalidConfiguration)) {
+            try TrustPolicy.systemRoots(host: "localhost", port: port)
+        }
+        #expect(error?.host == "localhost")
+    }
+
+    @Test func aSystemRootsWildcardCoversOneLabel() throws {
+        let policy = try TrustPolicy.systemRoots(host: "*.Weather.Example")
+        #expect(policy.host == "*.weather.example")
+        #expect(policy.matches(host: "eu.weather.example", port: 443))
+        #expect(!policy.matches(host: "weather.example", port: 443))
+        #expect(!policy.matches(host: "a.eu.weather.example", port: 443))
+    }
+
+    @Test func compiledTrustLooksUpSystemRootsPoliciesLikePinnedOnes() throws {
+        let pins = [SecuritySupport.unrelatedPin]
+        let anyPort = try TrustPolicy.systemRoots(host: "api.example.com")
+        let adminPinned = try TrustPolicy(host: "api.example.com", port: 8443, pins: pins)
+        let wildcard = try TrustPolicy.systemRoots(host: "*.example.com")
+        let cdnPinned = try TrustPolicy(host: "cdn.example.com", pins: pins)
+        let payOnePort = try TrustPolicy.systemRoots(host: "pay.example.com", port: 9443)
+        let wildcardAdmin = try TrustPolicy(host: "*.example.com", port: 8443, pins: pins)
+        let policies = [anyPort, adminPinned, wildcard, cdnPinned, payOnePort, wildcardAdmin]
+        for order in [policies, policies.reversed()] {
+            let compiled = try CompiledTrust(policies: order)
+            // A pinned policy naming the port wins over the portless system-roots one.
+            #expect(compiled.policy(forHost: "api.example.com", port: 8443) == adminPinned)
+            #expect(compiled.policy(forHost: "api.example.com", port: 443) == anyPort)
+            // An exact host wins over a wildcard, pinned or not.
+            #expect(compiled.policy(forHost: "cdn.example.com", port: 443) == cdnPinned)
+            #expect(compiled.policy(forHost: "eu.example.com", port: 443) == wildcard)
+            #expect(compiled.policy(forHost: "eu.example.com", port: 8443) == wildcardAdmin)
+            // An exact host for another port does not apply; the wildcard does.
+            #expect(compiled.policy(forHost: "pay.example.com", port: 9443) == payOnePort)
+            #expect(compiled.policy(forHost: "pay.example.com", port: 443) == wildcard)
+            #expect(compiled.policy(forHost: "a.b.example.com", port: 443) == nil)
+            #expect(compiled.policy(forHost: "example.org", port: 443) == nil)
+            // Every policy has a compiled handle for the verify hook; an untrusted host has none.
+            #expect(compiled.handle(forHost: "api.example.com", port: 443) != nil)
+            #expect(compiled.handle(forHost: "eu.example.com", port: 443) != nil)
+            #expect(compiled.handle(forHost: "example.org", port: 443) == nil)
+        }
+
+        // The other way round: a system-roots policy naming the port wins over a pinned portless one.
+        let pinnedAnyPort = try TrustPolicy(host: "api.example.com", pins: pins)
+        let systemAdmin = try TrustPolicy.systemRoots(host: "api.example.com", port: 8443)
+        let swapped = try SecurityConfiguration.secured(trust: [pinnedAnyPort, systemAdmin])
+        #expect(swapped.trustPolicy(forHost: "API.example.com.", port: 8443) == systemAdmin)
+        #expect(swapped.trustPolicy(forHost: "api.example.com") == pinnedAnyPort)
+    }
+
+    @Test func aHostAndPortTakeOnePolicyPinnedOrNot() throws {
+        let pinned = try TrustPolicy(host: "api.example.com", pins: [SecuritySupport.unrelatedPin])
+        let system = try TrustPolicy.systemRoots(host: "API.example.com")
+        for trust in [[pinned, system], [system, pinned], [system, system]] {
+            let error = #expect(throws: CourierError(.invalidConfiguration)) {
+                try SecurityConfiguration.secured(trust: trust)
+            }
+            #expect(error?.host == "api.example.com")
+        }
+        let wildcard = try TrustPolicy.systemRoots(host: "*.example.com", port: 8443)
+        #expect(throws: CourierError(.invalidConfiguration)) {
+            try SecurityConfiguration.secured(trust: [
+                wildcard, try TrustPolicy(host: "*.example.com", port: 8443, pins: [SecuritySupport.unrelatedPin]),
+            ])
+        }
+    }
+
+    @Test func credentialsMayGoToASystemRootsHostOverHTTPSOnly() throws {
+        let security = try SecurityConfiguration.secured(trust: [
+            try TrustPolicy(host: "api.example.com", pins: [SecuritySupport.unrelatedPin]),
+            try TrustPolicy.systemRoots(host: "api.weather.example"),
+        ])
+        #expect(
+            security.description
+                == "SecurityConfiguration.secured(api.example.com, api.weather.example (system roots); TLS ≥ 1.2)"
+        )
+        func request(_ scheme: String, _ authority: String) -> HTTPRequest {
+            HTTPRequest(method: .get, scheme: scheme, authority: authority, path: "/")
+        }
+        #expect((try? security.checkCredentialTarget(request("https", "api.weather.example"))) != nil)
+        #expect((try? security.checkCredentialTarget(request("https", "API.Weather.Example.:8443"))) != nil)
+        #expect(throws: CourierError(.insecureScheme)) {
+            try security.checkCredentialTarget(request("http", "api.weather.example"))
+        }
+        let other = #expect(throws: CourierError(.untrustedHost)) {
+            try security.checkCredentialTarget(request("https", "evil.weather.example"))
+        }
+        #expect(other?.host == "evil.weather.example")
+        #expect(throws: CourierError(.invalidURL)) {
+            try security.checkCredentialTarget(request("https", "user:pw@api.weather.example"))
+        }
+        // The plain configuration still lets nothing through.
+        #expect(throws: CourierError(.untrustedHost)) {
+            try SecurityConfiguration.unpinned.checkCredentialTarget(request("https", "api.weather.example"))
+        }
+    }
 }

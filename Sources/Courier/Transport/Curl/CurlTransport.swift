@@ -47,7 +47,8 @@ public final class CurlTransport: Transport {
         /// With a secured configuration, each TLS connection is checked against the policy
         /// of the host it goes to — the request's host or a redirect's — in the handshake:
         /// pins are matched against the verified chain, a pinned CA bundle replaces
-        /// ``trustedCertificateBundlePath``, a host without a policy is refused, and the
+        /// ``trustedCertificateBundlePath``, a system-roots policy needs only a chain that
+        /// verifies against it, a host without a policy is refused, and the
         /// TLS minimum is the configuration's. Plain HTTP is refused. ``SecurityConfiguration/unpinned`` (the default) checks
         /// certificates against ``trustedCertificateBundlePath`` or the system's store only.
         public var security: SecurityConfiguration
