@@ -614,7 +614,7 @@ func sample_Requests_7() async throws {
 
 // Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md, sample 1
 func sample_RetriesRedirectsAndTimeouts_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 74)
+#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 77)
     var configuration = Session.Configuration(baseURL: URL(string: "https://api.example.com")!)
     configuration.retryPolicy.maximumAttempts = 4
 
@@ -625,7 +625,7 @@ func sample_RetriesRedirectsAndTimeouts_1() async throws {
 
 // Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md, sample 2
 func sample_RetriesRedirectsAndTimeouts_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 110)
+#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 113)
     var configuration = Session.Configuration(baseURL: URL(string: "https://api.example.com")!)
     configuration.shouldFollowRedirect = { response, next in
         // Follow only within our own API; any other redirect goes to the caller as it is.
@@ -636,7 +636,7 @@ func sample_RetriesRedirectsAndTimeouts_2() async throws {
 
 // Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md, sample 3
 func sample_RetriesRedirectsAndTimeouts_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 134)
+#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 141)
     var request = ResourceRequest(path: "/api/report")
     request.deadline = .now + .seconds(2)
 #sourceLocation()

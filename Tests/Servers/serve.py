@@ -681,6 +681,8 @@ def nginx_conf(ctx: "Context", ports: dict[str, int], version: tuple[int, ...]) 
         location = /redirect/same-origin-308 {{ return 308 /echo; }}
         location = /redirect/cross-origin-307 {{ return 307 https://localhost:{ports['https']}/echo; }}
         location = /redirect/cross-origin-401 {{ return 302 https://localhost:{ports['https']}/unauthorized; }}
+        location = /redirect/via-other-origin-401 {{ return 302 https://localhost:{ports['https']}/redirect/back-401; }}
+        location = /redirect/back-401 {{ return 302 https://{HOST}:{ports['https']}/unauthorized; }}
         location = /unauthorized {{
             add_header WWW-Authenticate 'Bearer error="invalid_token"' always;
             return 401;

@@ -46,8 +46,10 @@ extension ResourceAccess {
         /// ``renewalWindow`` (5 by default) for a token that a resource server rejected right
         /// after it was issued (within 10 seconds) — a server that refuses every fresh token.
         /// Past that, requests of the level fail with ``CourierError/Kind/excessiveRefresh``
-        /// for 5 seconds, then the level renews again. Renewals for expiry or the leeway
-        /// never count, however short-lived the tokens.
+        /// for 5 seconds; then the level renews again and the guard counts afresh — so a
+        /// server that keeps refusing fresh tokens sees at most this many renewals per
+        /// 5-second pause. Renewals for expiry or the leeway never count, however short-lived
+        /// the tokens.
         public var maximumRenewals: Int
         /// The window of ``maximumRenewals`` (30 seconds by default).
         public var renewalWindow: Duration

@@ -180,6 +180,8 @@ struct ClientSessionFactory: Sendable {
     let configuration: ResourceAccess.Configuration
     let transport: any Transport
     let logging: [any Middleware]
+    /// One retry budget for every session of the client: they all talk to one gateway.
+    let retryBudget = RetryBudget()
 
     func session(kind: ResourceAccess.RequestKind, credential: (any Middleware)?) -> Session {
         let security = transport.security
@@ -200,6 +202,11 @@ struct ClientSessionFactory: Sendable {
             middlewares: middlewares
         )
         sessionConfiguration.retryPolicy = configuration.retryPolicy
-        return Session(configuration: sessionConfiguration, transport: transport, requestKind: kind)
+        return Session(
+            configuration: sessionConfiguration,
+            transport: transport,
+            requestKind: kind,
+            retryBudget: retryBudget
+        )
     }
 }

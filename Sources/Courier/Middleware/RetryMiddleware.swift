@@ -33,26 +33,26 @@ struct RetryMiddleware: Middleware {
         } catch {
             first = .failure(error)
         }
-        return try await retry(request, body: body, context: context, policy: policy, after: first, next: next)
+        // Handed over, not kept: a dropped response must not outlive its retry in this frame.
+        return try await retry(request, body: body, context: context, policy: policy, after: consume first, next: next)
     }
 
     /// Sends the request again until it succeeds, the policy or the budget says stop, or the
     /// task is cancelled.
     ///
-    /// - Parameter first: What the first attempt gave: a response with a retried status, or
+    /// - Parameter outcome: What the first attempt gave: a response with a retried status, or
     ///   an error.
     private func retry(
         _ request: HTTPRequest,
         body: RequestBody?,
         context: MiddlewareContext,
         policy: RetryPolicy,
-        after first: Result<Response, any Error>,
+        after outcome: consuming Result<Response, any Error>,
         next: Next
     ) async throws -> Response {
         var context = context
         var attempt = 1
         var generator = SystemRandomNumberGenerator()
-        var outcome = first
         while true {
             let retry: RetryPolicy.Retry
             switch outcome {

@@ -24,13 +24,14 @@ extension RetryPolicy {
         return request.method.isIdempotent || request.headerFields[.idempotencyKey] != nil
     }
 
-    /// Whether a failure may be cured by sending again: the connection could not be made or
-    /// died, or a timeout fired before any byte of a response arrived.
+    /// Whether a failure may be cured by sending again: the connection could not be made, or
+    /// it closed or a timeout fired before any byte of a response arrived (a body cut short
+    /// or undecodable is not sent for again).
     static func isRetryable(_ error: any Error) -> Bool {
         guard let error = error as? CourierError else { return false }
         switch error.kind {
-        case .couldNotConnect, .connectTimedOut, .connectionClosed: return true
-        case .timedOut, .stalled: return !error.receivedResponse
+        case .couldNotConnect, .connectTimedOut: return true
+        case .connectionClosed, .timedOut, .stalled: return !error.receivedResponse
         default: return false
         }
     }

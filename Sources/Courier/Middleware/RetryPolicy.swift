@@ -20,12 +20,14 @@ public import HTTPTypes
 /// - Methods: the idempotent ones (GET, HEAD, OPTIONS, TRACE, PUT, DELETE). POST, PATCH and
 ///   other methods only when the request carries an `Idempotency-Key` header field, which the
 ///   caller supplies: the server then recognises a repeated request.
-/// - Failures: connections that could not be made, that timed out while connecting, or that
-///   closed under the request (``CourierError/Kind/couldNotConnect``,
-///   ``CourierError/Kind/connectTimedOut``, ``CourierError/Kind/connectionClosed``); a
-///   ``CourierError/Kind/timedOut`` or ``CourierError/Kind/stalled`` transfer before any byte
-///   of a response arrived. A host name that does not resolve, TLS and security failures, and
-///   every refusal of bad input are not retried.
+/// - Failures: connections that could not be made or that timed out while connecting
+///   (``CourierError/Kind/couldNotConnect``, ``CourierError/Kind/connectTimedOut``), and a
+///   connection that closed (``CourierError/Kind/connectionClosed``) or a deadline that
+///   passed (``CourierError/Kind/timedOut``) before any byte of a response arrived. A host
+///   name that does not resolve, TLS and security failures, a response cut short, and every
+///   refusal of bad input are not retried.
+/// - If you bring a retry middleware of your own, set ``Session/Configuration/retryPolicy``
+///   to ``never``: the two would multiply each other's attempts.
 /// - Responses with a status in ``retriedStatuses`` (429, 502, 503, 504 by default).
 ///
 /// Never retried: a body that can be sent only once (``RequestBody/isReplayable`` is `false`),

@@ -31,7 +31,14 @@ struct RedirectMiddleware: Middleware {
     /// The caller's hook, asked before each hop (``Session/Configuration/shouldFollowRedirect``).
     let approval: (@Sendable (HTTPResponse, HTTPRequest) throws -> Bool)?
 
-    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+    /// Whether `response` is a redirect this layer may follow (the statuses with a
+    /// `Location` meaning, while redirects are followed at all).
+    static func isRedirect(_ response: Response, options: TransferOptions) -> Bool {
+        switch response.statusCode {
+        case 301, 302, 303, 307, 308: options.maximumRedirects > 0
+        default: false
+        }
+    }
 
     func intercept(
         _ request: HTTPRequest,
@@ -39,11 +46,20 @@ struct RedirectMiddleware: Middleware {
         context: MiddlewareContext,
         next: Next
     ) async throws -> Response {
-        var response = try await next(request, body, context)
-        // The happy path: one set lookup, nothing allocated.
-        guard context.options.maximumRedirects > 0, Self.redirectStatuses.contains(response.statusCode) else {
-            return response
-        }
+        let response = try await next(request, body, context)
+        guard Self.isRedirect(response, options: context.options) else { return response }
+        return try await follow(response, of: request, body: body, context: context, send: next)
+    }
+
+    /// Follows the redirect `response` answered `request` with, and every one after it.
+    func follow(
+        _ response: Response,
+        of request: HTTPRequest,
+        body: RequestBody?,
+        context: MiddlewareContext,
+        send: Middleware.Next
+    ) async throws -> Response {
+        var response = response
         var request = request
         var body = body
         var chain: [URL] = []
@@ -51,7 +67,8 @@ struct RedirectMiddleware: Middleware {
             chain.append(hop.url)
             request = hop.request
             body = hop.body
-            response = try await next(request, body, context)
+            response.body = Response.Body()  // a streamed redirect body goes now, ending its transfer
+            response = try await send(request, body, context)
         }
         if !chain.isEmpty {
             var metrics = response.metrics ?? Response.Metrics()
@@ -78,7 +95,7 @@ struct RedirectMiddleware: Middleware {
         context: MiddlewareContext
     ) throws -> Hop? {
         let status = response.statusCode
-        guard Self.redirectStatuses.contains(status), let location = response.headerFields[.location],
+        guard Self.isRedirect(response, options: context.options), let location = response.headerFields[.location],
             let scheme = request.scheme, let authority = request.authority,
             let current = URL(string: "\(scheme)://\(authority)\(request.path ?? "/")"),
             let target = URL(string: location, relativeTo: current)?.absoluteURL,
@@ -131,13 +148,15 @@ struct RedirectMiddleware: Middleware {
 }
 
 extension Response {
-    /// Whether the response came from the origin `request` went to: `false` only when a
-    /// redirect led to another origin.
+    /// Whether every request of the redirect chain went to the origin `request` went to:
+    /// `false` when a hop left it, since from that hop on the credentials stayed behind —
+    /// also when a later hop came back (A → B → A).
     func isFromOrigin(of request: HTTPRequest) -> Bool {
-        guard let answered = metrics?.redirectChain.last else { return true }
+        guard let chain = metrics?.redirectChain, !chain.isEmpty else { return true }
         guard let scheme = request.scheme, let authority = request.authority.flatMap({ try? Authority($0) }) else {
             return false
         }
-        return Authority.Origin(url: answered) == Authority.Origin(scheme: scheme, authority: authority)
+        let origin = Authority.Origin(scheme: scheme, authority: authority)
+        return chain.allSatisfy { Authority.Origin(url: $0) == origin }
     }
 }

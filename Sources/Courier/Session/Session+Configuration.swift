@@ -20,10 +20,12 @@ extension Session {
         /// of a buffered response, the head of a streamed one. Past it a request fails with
         /// ``CourierError/Kind/timedOut``. A ``ResourceRequest/deadline`` replaces it.
         public var timeout: Duration?
-        /// The longest a transfer may move no byte in either direction, or `nil` for no limit;
-        /// past it the request fails with ``CourierError/Kind/stalled``. This, not ``timeout``,
-        /// bounds the body of a streamed response, so a long download is not cut off while it
-        /// moves; a stream paused because its consumer is behind is not stalled.
+        /// The longest a transfer may move no byte in either direction once its response head
+        /// has arrived, or `nil` for no limit; past it the request fails with
+        /// ``CourierError/Kind/stalled``. This, not ``timeout``, bounds the body of a streamed
+        /// response, so a long download is not cut off while it moves; a stream paused because
+        /// its consumer is behind is not stalled. Until the head arrives, ``timeout`` alone
+        /// bounds the wait, so a server that takes long to answer is not taken for a stalled one.
         public var stallTimeout: Duration?
         /// The most redirects followed; `0` hands every redirect response to the caller.
         /// Redirects never go from HTTPS to HTTP and never carry credentials to another origin;

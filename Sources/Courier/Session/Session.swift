@@ -82,12 +82,18 @@ public actor Session {
         self.init(configuration: configuration, transport: transport, requestKind: nil)
     }
 
-    init(configuration: Configuration, transport: (any Transport)?, requestKind: ResourceAccess.RequestKind?) {
+    /// Creates a session; the sessions of one ``ResourceAccess`` share one `retryBudget`, so
+    /// the budget bounds the retries towards its gateway, not each kind of request apart.
+    init(
+        configuration: Configuration,
+        transport: (any Transport)?,
+        requestKind: ResourceAccess.RequestKind?,
+        retryBudget: RetryBudget = RetryBudget()
+    ) {
         self.requestKind = requestKind
         self.ownsTransport = transport == nil
         let transport = transport ?? CurlTransport()
         self.transport = transport
-        let retryBudget = RetryBudget()
         self.retryBudget = retryBudget
         self.state = LockedBox(
             State(
@@ -140,8 +146,16 @@ public actor Session {
             try await transport.execute(request, body: body, options: context.options, control: context.control)
         }
         let redirects = RedirectMiddleware(security: transport.security, approval: configuration.shouldFollowRedirect)
+        // The transport call and the redirect check in one frame; only a redirect goes further.
         var next: Middleware.Next = { request, body, context in
-            try await redirects.intercept(request, body: body, context: context, next: send)
+            let response = try await transport.execute(
+                request,
+                body: body,
+                options: context.options,
+                control: context.control
+            )
+            guard RedirectMiddleware.isRedirect(response, options: context.options) else { return response }
+            return try await redirects.follow(response, of: request, body: body, context: context, send: send)
         }
         for middleware in configuration.middlewares(retryBudget: retryBudget).reversed() {
             let tail = next

@@ -25,9 +25,10 @@ public struct TransferOptions: Sendable, Hashable {
     /// long download is not cut off while it moves). A transfer past it fails with
     /// ``CourierError/Kind/timedOut``.
     public var deadline: ContinuousClock.Instant?
-    /// The longest the transfer may go without moving a byte in either direction, or `nil`
-    /// for no limit; a paused stream (its consumer is behind) does not count as stalled. A
-    /// transfer that stalls fails with ``CourierError/Kind/stalled``.
+    /// The longest the transfer may go without moving a byte in either direction once the
+    /// response head has arrived, or `nil` for no limit; a paused stream (its consumer is
+    /// behind) does not count as stalled. A transfer that stalls fails with
+    /// ``CourierError/Kind/stalled``.
     public var stallTimeout: Duration?
     /// The most redirects followed; `0` returns redirect responses to the caller.
     ///

@@ -30,6 +30,25 @@ struct ConnectTimeoutTests {
         #expect(elapsed < .seconds(5))  // the connect timeout, not the total one
         await session.shutdown()
     }
+
+    /// The deadline passing while a connection is being made is the deadline's error.
+    @Test func aDeadlineThatPassesWhileConnectingIsTimedOut() async throws {
+        let listener = try FullListener()
+        defer { listener.close() }
+        let session = Session(
+            configuration: .init(
+                baseURL: URL(string: "http://127.0.0.1:\(listener.port)")!,
+                connectTimeout: .seconds(20),
+                timeout: .milliseconds(500)
+            ),
+            transport: CurlTransport(configuration: .init(proxy: .none))
+        )
+        let error = await #expect(throws: CourierError.self) {
+            try await session.send(HTTPRequest(method: .get, path: "/"))
+        }
+        #expect(error?.kind == .timedOut, "\(String(describing: error))")
+        await session.shutdown()
+    }
 }
 
 /// A listening socket that never accepts, with its accept queue filled by a few connections.

@@ -62,23 +62,33 @@ struct LoopShutdownTests {
         let transport = CurlTransport(configuration: .init(proxy: .none))
         let session = Session(configuration: .init(baseURL: env.url(.http)), transport: transport)
         // Requests keep arriving, from the loop and from the global pool, while it stops.
-        let ended = await withTaskGroup(of: Bool.self) { group in
+        let outcomes = await withTaskGroup(of: String.self) { group in
             for index in 0..<400 {
                 let preference: (any TaskExecutor)? = index.isMultiple(of: 2) ? transport.executor : nil
                 group.addTask(executorPreference: preference) {
-                    _ = try? await session.send(HTTPRequest(method: .get, path: "/bytes/1k"))
-                    return true
+                    do {
+                        let response = try await session.send(HTTPRequest(method: .get, path: "/bytes/1k"))
+                        return "answered \(response.statusCode)"
+                    } catch let error as CourierError {
+                        return "\(error.kind)"
+                    } catch {
+                        return "\(type(of: error))"
+                    }
                 }
                 if index == 200 {
                     group.addTask {
                         await transport.shutdown()
-                        return true
+                        return "stopped"
                     }
                 }
             }
-            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            var outcomes: [String: Int] = [:]
+            for await outcome in group { outcomes[outcome, default: 0] += 1 }
+            return outcomes
         }
-        #expect(ended == 401)
+        // Every request ends, answered or refused by the stop; nothing else.
+        #expect(outcomes["stopped"] == 1)
+        #expect((outcomes["answered 200"] ?? 0) + (outcomes["shutDown"] ?? 0) == 400, "\(outcomes)")
         #expect(transport.statistics.activeTransfers == 0)
     }
 }

@@ -213,6 +213,12 @@ struct RedirectTests {
         #expect(elsewhere.metrics?.redirectChain.first?.host == "localhost")
         #expect(grant.calls == 1)  // the first token, and no renewal
 
+        // Back to the first origin after another: the token stayed behind at the first hop.
+        let roundTrip = try await session.send(HTTPRequest(method: .get, path: "/redirect/via-other-origin-401"))
+        #expect(roundTrip.status.code == 401)
+        #expect(roundTrip.metrics?.redirectChain.last?.host == "127.0.0.1")
+        #expect(grant.calls == 1)
+
         // The control: the same 401 from the origin that got the token renews it once.
         let here = try await session.send(HTTPRequest(method: .get, path: "/unauthorized"))
         #expect(here.status.code == 401)

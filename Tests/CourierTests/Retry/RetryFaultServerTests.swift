@@ -154,13 +154,21 @@ struct RetryFaultServerTests {
         #expect(seen.dropped == 1)
         #expect(seen.answered == 1)
 
+        await session.shutdown()
+
+        // A session with no pooled connection: every attempt opens one, which dies under it.
+        let fresh = Self.session(env)
         let always = uniqueFaultKey("reset-always")
         let error = try await #require(throws: CourierError.self) {
-            try await session.send(ResourceRequest(path: "/reset?key=\(always)"))
+            try await fresh.send(ResourceRequest(path: "/reset?key=\(always)"))
         }
         #expect(error.kind == .connectionClosed)
         #expect(error.attempts == 3)
-        await session.shutdown()
+        // Each attempt reached the server once: a connection that dies under a request it
+        // opened itself is not sent again below the retry policy.
+        let seenAlways = try await env.faultStats(forKey: always)
+        #expect(seenAlways.dropped == 3)
+        await fresh.shutdown()
     }
 
     @Test func cancellingDuringTheBackoffEndsTheCallAtOnce() async throws {

@@ -20,7 +20,9 @@ struct SecuritySystemRootsTests {
     @Test func aCredentialReachesASystemRootsHostOverTLS() async throws {
         let env = try await TestServers.shared()
         let session = try SecuritySupport.session(env, trust: try systemRoots(), credentials: (Self.token, Self.cookie))
-        #expect(session.transport.security.trustPolicy(forHost: "127.0.0.1", port: env.nginxHTTPS.port!)?.isPinned == false)
+        #expect(
+            session.transport.security.trustPolicy(forHost: "127.0.0.1", port: env.nginxHTTPS.port!)?.isPinned == false
+        )
         let marker = SecuritySupport.uniquePath("/httpbin/headers")
         let response = try await session.send(HTTPRequest(method: .get, path: marker))
         #expect(response.status == .ok)

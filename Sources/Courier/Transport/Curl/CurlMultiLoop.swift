@@ -34,6 +34,8 @@ final class CurlMultiLoop: @unchecked Sendable {
         /// Set once the last job has been taken at the stop: from then on no wake-up reaches
         /// the multi handle and jobs go to the global executor.
         var isStopped = false
+        /// Set once the multi handle is cleaned up: a later ``shutdown()`` returns at once.
+        var isCleanedUp = false
     }
 
     static let globalInit: Void = {
@@ -127,7 +129,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     func shutdown() async {
         await withCheckedContinuation { continuation in
             let stopped = inbox.withLock { inbox -> Bool in
-                if inbox.isStopped { return true }
+                if inbox.isCleanedUp { return true }
                 inbox.stopWaiters.append(continuation)
                 inbox.isStopping = true
                 wake(&inbox)
@@ -457,6 +459,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
         _ = curl_multi_cleanup(multi)  // no wake-up can reach it: the inbox is stopped
         let waiters = inbox.withLock { inbox in
+            inbox.isCleanedUp = true
             defer { inbox.stopWaiters.removeAll() }
             return inbox.stopWaiters
         }

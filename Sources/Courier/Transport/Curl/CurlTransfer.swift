@@ -47,6 +47,10 @@ final class CurlTransfer: @unchecked Sendable {
     // Request body.
     private var upload: UploadSource?
 
+    /// Whether the deadline is nearer than the connect timeout, so that a timeout while
+    /// connecting is the deadline's.
+    private var deadlineComesFirst = false
+
     // Attempts.
     /// How often libcurl began to send the request: more than once when it retried on
     /// another connection by itself (a dead reused connection, a refused HTTP/2 stream).
@@ -97,8 +101,6 @@ final class CurlTransfer: @unchecked Sendable {
         var hasBody: Bool
         var isHTTPS: Bool
         var reportsProgress: Bool
-        /// The stall timeout in whole seconds (libcurl's granularity), `0` for none.
-        var stallSeconds: Int
     }
 
     private var profile: Profile {
@@ -106,8 +108,7 @@ final class CurlTransfer: @unchecked Sendable {
             method: request.method,
             hasBody: body != nil,
             isHTTPS: isHTTPS,
-            reportsProgress: options.reportsProgress && control.observesProgress,
-            stallSeconds: options.stallTimeout.map { max(1, ($0.milliseconds + 999) / 1000) } ?? 0
+            reportsProgress: options.reportsProgress && control.observesProgress
         )
     }
 
@@ -130,8 +131,19 @@ final class CurlTransfer: @unchecked Sendable {
         try set(easy, CURLOPT_HEADERDATA, pointer: me)
         try set(easy, CURLOPT_PREREQDATA, pointer: me)
         if isOnFreshConnection { try set(easy, CURLOPT_FRESH_CONNECT, 1) }
-        try set(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout?.milliseconds ?? 0)
-        try set(easy, CURLOPT_TIMEOUT_MS, timeoutMilliseconds)
+        if handle.isStallCheckArmed {
+            // The previous transfer's stall check: this one arms its own once its head arrives.
+            try set(easy, CURLOPT_LOW_SPEED_TIME, 0)
+            handle.isStallCheckArmed = false
+        }
+        let connectMilliseconds = options.connectTimeout?.milliseconds ?? 0
+        let deadlineMilliseconds = timeoutMilliseconds
+        try set(easy, CURLOPT_CONNECTTIMEOUT_MS, connectMilliseconds)
+        try set(easy, CURLOPT_TIMEOUT_MS, deadlineMilliseconds)
+        // libcurl's text is the same for both limits while connecting; remember which is first.
+        deadlineComesFirst =
+            deadlineMilliseconds > 0
+            && deadlineMilliseconds <= (connectMilliseconds > 0 ? connectMilliseconds : 300_000)
         let bufferSize = slots?.receiveBufferSize ?? CurlOriginSlots.defaultReceiveBufferSize
         // libcurl refuses a new size while the handle still holds its receive buffer (it keeps
         // it after HTTP/2 transfers); the handle then keeps the size it has.
@@ -199,11 +211,6 @@ final class CurlTransfer: @unchecked Sendable {
             try set(easy, CURLOPT_POST, 1)
             try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: 0)
             try set(easy, CURLOPT_POSTFIELDS, pointer: nil)
-        }
-        if profile.stallSeconds > 0 {
-            // Less than one byte a second for that long, in either direction: stalled.
-            try set(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
-            try set(easy, CURLOPT_LOW_SPEED_TIME, profile.stallSeconds)
         }
         if profile.reportsProgress {
             try set(easy, CURLOPT_NOPROGRESS, 0)
@@ -278,14 +285,20 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether the failed transfer goes again, once, on a fresh connection — and if so,
     /// forgets what the failed attempt left behind.
     ///
-    /// It does when the connection died under it before any byte of a response arrived (no
-    /// response, a send or receive error, an HTTP/2 stream or connection error) and sending
-    /// again is safe: the method is idempotent and the body can be sent again, or nothing of
-    /// the request reached the connection at all.
+    /// It does when a connection it reused — one an earlier transfer opened — died under it
+    /// before any byte of a response arrived (no response, a send or receive error, an HTTP/2
+    /// stream or connection error), and sending again is safe: the method is idempotent and
+    /// the body can be sent again, or nothing of the request reached the connection at all.
+    /// A transfer that died on a connection of its own is not sent again here: that is the
+    /// retry policy's call, within its budget.
     func retriesOnFreshConnection(after code: CURLcode) -> Bool {
         guard !isOnFreshConnection, !isCancelled, continuation != nil, failure == nil,
             statusCode == 0, headBytes == 0, receivedBytes == 0, let easy
         else { return false }
+        var connects = 0
+        guard ccurl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK, connects == 0 else {
+            return false
+        }
         switch code {
         case CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM: break
         default: return false
@@ -309,19 +322,24 @@ final class CurlTransfer: @unchecked Sendable {
     /// Counts an attempt to send the request, and says whether it may go.
     ///
     /// libcurl sends a request again by itself when a reused connection died before any
-    /// byte of a response: for a method that is not idempotent that is safe only when
-    /// nothing of the request reached the connection, since the server may have processed
-    /// it. Otherwise the transfer fails with ``CourierError/Kind/connectionClosed``.
+    /// byte of a response, or an HTTP/2 server refused the stream. For a method that is not
+    /// idempotent that is safe only when nothing of the request reached the connection or the
+    /// request carries an `Idempotency-Key`: libcurl 7.88 does not say which of the two
+    /// happened, and after a dead connection the server may have processed the request.
+    /// Otherwise the transfer fails with ``CourierError/Kind/connectionClosed``.
     func beginSendAttempt() -> Bool {
         sendAttempts += 1
-        guard sendAttempts > 1, !request.method.isIdempotent, let easy else { return true }
+        guard sendAttempts > 1, !request.method.isIdempotent, request.headerFields[.idempotencyKey] == nil,
+            let easy
+        else { return true }
         var requestBytes = 0
         _ = ccurl_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
         guard requestBytes > 0 else { return true }
         failure = CourierError(
             kind: .connectionClosed,
-            message: "the reused connection closed before any response; a \(request.method.rawValue) request is "
-                + "not sent again on its own, since the server may have processed it"
+            message: "the connection closed or the stream was refused before any response; a "
+                + "\(request.method.rawValue) request without an Idempotency-Key is not sent again, since the server "
+                + "may have processed it"
         )
         return false
     }
@@ -394,6 +412,7 @@ final class CurlTransfer: @unchecked Sendable {
         headBytes = 0  // trailers, a 1xx's successor or a redirect's response count anew
         guard statusCode >= 200 else { return true }  // 1xx interim response, or no status line yet
         headComplete = true
+        armStallCheck()
         guard case .streamed(let bufferBytes) = options.responseBody, let continuation else { return true }
         self.continuation = nil
         let stream = ResponseBodyStream(
@@ -415,6 +434,21 @@ final class CurlTransfer: @unchecked Sendable {
             returning: Response(head: head, body: Response.Body(stream: .init(stream)), metrics: metrics())
         )
         return true
+    }
+
+    /// Arms the stall timeout once the response head is there: from now on, less than one
+    /// byte a second in either direction for that long fails the transfer as stalled. Until
+    /// the head, the deadline alone bounds the wait, so a server that takes long to answer is
+    /// not mistaken for a stalled one. (libcurl reads these options on every check, as it
+    /// does the timeout this also lifts for streams.)
+    private func armStallCheck() {
+        guard let stall = options.stallTimeout, let handle else { return }
+        let seconds = max(1, (stall.milliseconds + 999) / 1000)  // libcurl counts whole seconds
+        if ccurl_easy_setopt_long(handle.pointer, CURLOPT_LOW_SPEED_LIMIT, 1) == CURLE_OK,
+            ccurl_easy_setopt_long(handle.pointer, CURLOPT_LOW_SPEED_TIME, seconds) == CURLE_OK
+        {
+            handle.isStallCheckArmed = true
+        }
     }
 
     /// Takes body bytes. Returns the count taken; anything else makes curl pause or fail.
@@ -513,6 +547,15 @@ final class CurlTransfer: @unchecked Sendable {
                     inHead: !headComplete && statusCode > 0
                 )
             if statusCode > 0 { error.receivedResponse = true }
+            if error.kind == .connectTimedOut, deadlineComesFirst {
+                // libcurl names both limits alike while connecting: the deadline fired.
+                error = CourierError(
+                    kind: .timedOut,
+                    message: "the request's deadline passed while connecting",
+                    curlCode: Int(code.rawValue),
+                    curlDetail: error.curlDetail
+                )
+            }
             fail(error)
             return
         }
