@@ -470,6 +470,7 @@ class RawUpstream:
     /truncated[?size=N&send=M]  Content-Length N (1 MiB), sends M (64 KiB) bytes, closes.
     /stall[?seconds=S]          headers (Content-Length 1024), then nothing for S (30) s.
     /stall-headers[?seconds=S]  reads the request, sends nothing for S (30) s.
+    /late[?seconds=S]           reads the request, answers after S (2) s: a slow backend.
     /echo                       JSON: method, uri, headers, length, sha256 of the body.
     /echo/raw                   the request body back, same Content-Type.
     """
@@ -588,6 +589,10 @@ class RawUpstream:
             self._wait(conn, num("seconds", 30))
         elif path == "/stall-headers":
             self._wait(conn, num("seconds", 30))
+        elif path == "/late":
+            self._wait(conn, num("seconds", 2))
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n"
+                         b"Connection: close\r\n\r\nlate\n")
         elif path == "/echo/raw":
             body = b"".join(body_parts)
             ctype = headers.get("content-type", "application/octet-stream")
@@ -655,7 +660,7 @@ def nginx_conf(ctx: "Context", ports: dict[str, int], version: tuple[int, ...]) 
             proxy_pass http://courier_raw;
             proxy_buffering off;
         }}
-        location ~ ^/stall(-headers)?$ {{
+        location ~ ^/(stall|stall-headers|late)$ {{
             proxy_pass http://courier_raw;
             proxy_buffering off;
             proxy_read_timeout 1h;

@@ -80,6 +80,21 @@ struct TimeoutTests {
         await hasty.shutdown()
     }
 
+    /// A backend that needs longer than the stall timeout to answer is slow, not stalled:
+    /// until the head arrives only the deadline counts.
+    @Test func aSlowAnswerIsNotAStall() async throws {
+        let env = try await TestServers.shared()
+        let session = SessionFactory.session(env) {
+            $0.timeout = .seconds(20)
+            $0.stallTimeout = .seconds(1)
+            $0.retryPolicy = .never
+        }
+        let response = try await session.send(HTTPRequest(method: .get, path: "/late?seconds=3"))
+        #expect(response.status == .ok)
+        #expect(response.data == Data("late\n".utf8))
+        await session.shutdown()
+    }
+
     @Test func aStreamPausedForItsConsumerIsNotStalled() async throws {
         let env = try await TestServers.shared()
         let session = SessionFactory.session(env) {
