@@ -231,6 +231,8 @@ actor TokenBroker {
     ///   - store: Where the token is kept; in memory by default.
     ///   - configuration: Leeway and refresh limit.
     ///   - logger: Where background work logs (never a token); nothing by default.
+    ///   - user: The service's key for the user the level belongs to, `nil` for the single
+    ///     user or no user; part of the store key.
     init(
         level: AuthorizationLevel,
         endpoint: TokenEndpoint,
@@ -238,6 +240,7 @@ actor TokenBroker {
         store: any TokenStore = InMemoryTokenStore(),
         configuration: Configuration = Configuration(),
         logger: Logger? = nil,
+        user: String? = nil,
         userTokenSource: (@Sendable () async throws -> String)? = nil
     ) {
         self.init(
@@ -247,6 +250,7 @@ actor TokenBroker {
             store: store,
             configuration: configuration,
             logger: logger,
+            user: user,
             userTokenSource: userTokenSource,
             now: { Date() }
         )
@@ -260,6 +264,7 @@ actor TokenBroker {
         store: any TokenStore,
         configuration: Configuration,
         logger: Logger?,
+        user: String? = nil,
         userTokenSource: (@Sendable () async throws -> String)? = nil,
         now: @escaping @Sendable () -> Date
     ) {
@@ -268,7 +273,7 @@ actor TokenBroker {
         self.endpoint = endpoint
         self.strategy = strategy
         self.store = store
-        self.storeKey = TokenStoreKey(clientID: endpoint.client.clientID, level: level)
+        self.storeKey = TokenStoreKey(clientID: endpoint.client.clientID, level: level, user: user)
         self.configuration = configuration
         self.logger = logger ?? Session.silentLogger
         self.now = now

@@ -1,24 +1,3 @@
-/// Where a token is kept: by client id and authorization level.
-public struct TokenStoreKey: Hashable, Sendable, Codable, CustomStringConvertible {
-    /// The OAuth 2.0 client id.
-    public var clientID: String
-    /// The authorization level.
-    public var level: AuthorizationLevel
-
-    /// Creates a key.
-    ///
-    /// - Parameters:
-    ///   - clientID: The client id.
-    ///   - level: The level.
-    public init(clientID: String, level: AuthorizationLevel) {
-        self.clientID = clientID
-        self.level = level
-    }
-
-    /// `clientID/level`.
-    public var description: String { "\(clientID)/\(level)" }
-}
-
 /// Keeps tokens, by client id and authorization level.
 ///
 /// Courier reads each level's token once, on first use, and writes every token it
