@@ -19,6 +19,17 @@ public struct AuthorizationServer: Sendable, Hashable {
     public var authorizationEndpoint: URL?
     /// Where tokens are revoked (RFC 7009 §2).
     public var revocationEndpoint: URL?
+    /// Where resource servers introspect tokens (RFC 7662 §2); Courier does not call it, a
+    /// gateway built on Courier may.
+    public var introspectionEndpoint: URL?
+    /// The issuer identifier, set by ``discover(issuer:transport:cache:logger:)``.
+    public var issuer: URL?
+    /// The client authentication methods the token endpoint accepts, as its metadata lists
+    /// them (`token_endpoint_auth_methods_supported`), methods Courier does not know left
+    /// out; `nil` when unknown. ``ResourceAccess`` refuses a confidential client whose method
+    /// the server does not list (public clients, `none`, are not checked: servers often leave
+    /// it out).
+    public var supportedClientAuthentications: Set<OAuth2ClientCredentials.Authentication>?
 
     /// Creates the endpoints.
     ///
@@ -73,6 +84,15 @@ public struct OAuth2ClientCredentials: Sendable, Hashable, CustomStringConvertib
         case body = "client_secret_post"
         /// A public client: `client_id` in the form body, no secret (`none`).
         case none
+        /// A JWT signed with HMAC-SHA256 over the client secret in the form body
+        /// (`client_secret_jwt`, RFC 7523 §2.2, OpenID Connect Core §9): the secret itself
+        /// never leaves the process.
+        case clientSecretJWT = "client_secret_jwt"
+        /// A JWT signed with the client's private key in the form body (`private_key_jwt`,
+        /// RFC 7523 §2.2): the client has no shared secret at all. Needs
+        /// ``OAuth2ClientCredentials/assertionKey``; see
+        /// ``OAuth2ClientCredentials/init(clientID:privateKey:assertionAudience:)``.
+        case privateKeyJWT = "private_key_jwt"
     }
 
     /// The client id.
@@ -81,6 +101,13 @@ public struct OAuth2ClientCredentials: Sendable, Hashable, CustomStringConvertib
     public var clientSecret: String?
     /// How the client authenticates.
     public var authentication: Authentication
+    /// The private key that signs the client's assertions, for ``Authentication/privateKeyJWT``.
+    public var assertionKey: ClientAssertionKey?
+    /// The `aud` claim of the client's assertions (``Authentication/privateKeyJWT`` and
+    /// ``Authentication/clientSecretJWT``); `nil`, the default, sends the token endpoint's URL,
+    /// which RFC 7523 §3 and OpenID Connect accept. Set it when the server wants its issuer
+    /// identifier instead.
+    public var assertionAudience: String?
 
     /// Creates a confidential client that authenticates with HTTP Basic, or a public client
     /// when `clientSecret` is `nil`.
@@ -95,9 +122,10 @@ public struct OAuth2ClientCredentials: Sendable, Hashable, CustomStringConvertib
         self.authentication = authentication ?? (clientSecret == nil ? .none : .basic)
     }
 
-    /// The id and method, never the secret.
+    /// The id and method, never the secret or the key.
     public var description: String {
         "OAuth2ClientCredentials(\(clientID), \(authentication.rawValue)"
+            + (assertionKey.map { ", \($0)" } ?? "")
             + (clientSecret == nil ? ")" : ", secret \(Redaction.placeholder))")
     }
 }

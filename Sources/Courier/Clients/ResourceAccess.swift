@@ -91,6 +91,18 @@ public final class ResourceAccess: Sendable {
                     + "this one is unpinned"
             )
         }
+        for client in [configuration.userClient, configuration.deviceClient] {
+            try client.validate()
+            if let supported = configuration.authorizationServer.supportedClientAuthentications, !supported.isEmpty,
+                client.authentication != .none, !supported.contains(client.authentication)
+            {
+                throw CourierError.invalidConfiguration(
+                    "the client \(client.clientID) authenticates with \(client.authentication.rawValue), which the "
+                        + "authorization server does not support (it lists "
+                        + "\(supported.map(\.rawValue).sorted().joined(separator: ", ")))"
+                )
+            }
+        }
         var endpoints = [
             ("resource base URL", configuration.resourceBaseURL),
             ("token endpoint", configuration.authorizationServer.tokenEndpoint),
