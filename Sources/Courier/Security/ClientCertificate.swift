@@ -42,7 +42,8 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
     /// The files, and whether there is a password (never the password).
     public var description: String {
         if format == .pkcs12 {
-            return "ClientCertificate(pkcs12: \(certificateFile), password: \(password == nil ? "none" : Redaction.placeholder))"
+            return
+                "ClientCertificate(pkcs12: \(certificateFile), password: \(password == nil ? "none" : Redaction.placeholder))"
         }
         return "ClientCertificate(certificateFile: \(certificateFile), privateKeyFile: \(privateKeyFile), "
             + "password: \(password == nil ? "none" : Redaction.placeholder))"

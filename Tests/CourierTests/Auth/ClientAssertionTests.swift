@@ -73,8 +73,10 @@ struct ClientAssertionTests {
             privateKey.publicKey.isValidSignature(signature, for: decoded.signingInput, padding: .insecurePKCS1v1_5)
         )
         // The URL's slashes are not escaped, so a server comparing `aud` sees the plain URL.
-        #expect(String(decoding: Base64URL.decode(jwt.split(separator: ".")[1].description)!, as: UTF8.self)
-            .contains("https://login.example.test/oauth/token"))
+        #expect(
+            String(decoding: Base64URL.decode(jwt.split(separator: ".")[1].description)!, as: UTF8.self)
+                .contains("https://login.example.test/oauth/token")
+        )
     }
 
     @Test func es256AssertionIsARawSignatureThatVerifies() throws {
@@ -153,7 +155,9 @@ struct ClientAssertionTests {
         }
         #expect(throws: CourierError(.invalidConfiguration)) { try ClientAssertionKey.rsa(pem: "not a key") }
         #expect(throws: CourierError(.invalidConfiguration)) {
-            try ClientAssertionKey.rsa(pem: try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024)).pemRepresentation)
+            try ClientAssertionKey.rsa(
+                pem: try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024)).pemRepresentation
+            )
         }
         let error = #expect(throws: CourierError(.invalidConfiguration)) {
             try ClientAssertionKey.ecdsaP256(pemFile: "/nonexistent/courier-key.pem")

@@ -79,13 +79,19 @@ struct ClientAuthenticationIntegrationTests {
 
     @Test func aWrongKeyIsRejectedAsClientAuthenticationFailed() async throws {
         for client in [
-            OAuth2ClientCredentials(clientID: "courier-jwt-es256", privateKey: try .ecdsaP256(pem: P256.Signing.PrivateKey().pemRepresentation)),
+            OAuth2ClientCredentials(
+                clientID: "courier-jwt-es256",
+                privateKey: try .ecdsaP256(pem: P256.Signing.PrivateKey().pemRepresentation)
+            ),
             OAuth2ClientCredentials(
                 clientID: "courier-jwt-rs256",
                 privateKey: try .rsa(pem: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation)
             ),
             // The RS256 client's real key, but presented as another client's.
-            OAuth2ClientCredentials(clientID: "courier-jwt-es256", privateKey: try .rsa(pem: try await pem("courier-jwt-rs256").pem)),
+            OAuth2ClientCredentials(
+                clientID: "courier-jwt-es256",
+                privateKey: try .rsa(pem: try await pem("courier-jwt-rs256").pem)
+            ),
         ] {
             let access = try access(deviceClient: client)
             let error = await #expect(throws: CourierError(.clientAuthenticationFailed)) {
@@ -100,7 +106,10 @@ struct ClientAuthenticationIntegrationTests {
 
     @Test func everyTokenRequestHasAFreshAssertion() async throws {
         let (pem, kid) = try await pem("courier-jwt-es256")
-        let client = OAuth2ClientCredentials(clientID: "courier-jwt-es256", privateKey: try .ecdsaP256(pem: pem, keyID: kid))
+        let client = OAuth2ClientCredentials(
+            clientID: "courier-jwt-es256",
+            privateKey: try .ecdsaP256(pem: pem, keyID: kid)
+        )
         let transport = CurlTransport(configuration: .init(proxy: .none, security: env.security))
         let endpoint = TokenEndpoint(server: env.authorizationServer, client: client, transport: transport)
         let before = try await counters()
@@ -144,15 +153,17 @@ struct ClientAuthenticationIntegrationTests {
         var wrong = Self.secretJWTClient
         wrong.clientSecret = "another-secret-that-is-also-long-enough-000000"
         let refused = try self.access(deviceClient: wrong)
-        await #expect(throws: CourierError(.clientAuthenticationFailed)) { try await refused.deviceClient.authenticate() }
+        await #expect(throws: CourierError(.clientAuthenticationFailed)) {
+            try await refused.deviceClient.authenticate()
+        }
         await refused.shutdown()
     }
 
-    @Test func aJWTClientWithoutItsKeyIsRefusedBeforeAnyRequest() async throws {
-        let before = try await admin.tokenRequests()
+    @Test func aJWTClientWithoutItsKeyIsRefusedAtConfiguration() async throws {
         #expect(throws: CourierError(.invalidConfiguration)) {
-            try self.access(deviceClient: OAuth2ClientCredentials(clientID: "courier-jwt-es256", authentication: .privateKeyJWT))
+            try self.access(
+                deviceClient: OAuth2ClientCredentials(clientID: "courier-jwt-es256", authentication: .privateKeyJWT)
+            )
         }
-        #expect(try await admin.tokenRequests() == before)
     }
 }

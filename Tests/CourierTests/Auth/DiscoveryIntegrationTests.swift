@@ -95,14 +95,12 @@ struct DiscoveryIntegrationTests {
             // localhost is the same machine, but not a host of the trust set (127.0.0.1 only).
             let port = env.oauth.port ?? 443
             try await admin.setMetadata(endpointOrigin: "https://localhost:\(port)")
-            let before = try await admin.tokenRequests()
             let error = await #expect(throws: CourierError(.untrustedHost)) {
                 try await discover(transport: transport)
             }
             #expect(error?.message.contains("token_endpoint") == true)
             try await admin.setMetadata(endpointOrigin: env.oauthPlain.absoluteString)
             await #expect(throws: CourierError(.insecureScheme)) { try await discover(transport: transport) }
-            #expect(try await admin.tokenRequests() == before)
         }
     }
 

@@ -1,5 +1,5 @@
-import Foundation
 import Crypto
+import Foundation
 import _CryptoExtras
 
 /// The private key a client signs its `private_key_jwt` assertions with (RFC 7523 §2.2):
@@ -111,7 +111,10 @@ public struct ClientAssertionKey: Sendable, Hashable, CustomStringConvertible, C
     /// - Throws: ``CourierError/Kind/invalidConfiguration`` when the PEM holds no P-256 key.
     public static func ecdsaP256(pem: String, keyID: String? = nil) throws -> ClientAssertionKey {
         do {
-            return ClientAssertionKey(material: .p256(try P256.Signing.PrivateKey(pemRepresentation: pem)), keyID: keyID)
+            return ClientAssertionKey(
+                material: .p256(try P256.Signing.PrivateKey(pemRepresentation: pem)),
+                keyID: keyID
+            )
         } catch {
             throw CourierError.invalidConfiguration(
                 "the client assertion key is not an unencrypted PEM P-256 private key (PKCS#8 or SEC 1)"

@@ -133,9 +133,13 @@ extension AuthorizationServer {
     }
 
     /// Throws unless `url` may receive credentials through a transport with `security`.
-    private static func check(_ url: URL, as name: String, for issuer: String, security: SecurityConfiguration) throws
-    {
-        let request = HTTPRequest(method: .post, scheme: url.scheme, authority: Authority(url: url)?.description, path: "/")
+    private static func check(_ url: URL, as name: String, for issuer: String, security: SecurityConfiguration) throws {
+        let request = HTTPRequest(
+            method: .post,
+            scheme: url.scheme,
+            authority: Authority(url: url)?.description,
+            path: "/"
+        )
         do {
             try security.checkCredentialTarget(request)
         } catch let error as CourierError {
