@@ -91,6 +91,16 @@ public final class ResourceAccess: Sendable {
                     + "this one is unpinned"
             )
         }
+        if configuration.anonymousAuthorization == .clientBasic,
+            [.clientSecretJWT, .privateKeyJWT].contains(configuration.deviceClient.authentication)
+        {
+            // A JWT client's secret, if it has one, is for signing: it is never sent as is.
+            throw CourierError.invalidConfiguration(
+                "anonymous requests with client Basic need a client secret sent as is; the device client "
+                    + "\(configuration.deviceClient.clientID) authenticates with "
+                    + "\(configuration.deviceClient.authentication.rawValue): use .deviceToken"
+            )
+        }
         for client in [configuration.userClient, configuration.deviceClient] {
             try client.validate()
             if let supported = configuration.authorizationServer.supportedClientAuthentications, !supported.isEmpty,

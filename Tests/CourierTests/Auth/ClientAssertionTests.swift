@@ -229,6 +229,48 @@ struct ClientAssertionTests {
         }
     }
 
+    @Test func resourceAccessRefusesClientsTheConfigurationCannotServe() throws {
+        let key = try ClientAssertionKey.ecdsaP256(pem: P256.Signing.PrivateKey().pemRepresentation)
+        let transport = MockTransport(security: AuthFixtures.security) { _, _ in Response(head: HTTPResponse(status: .ok)) }
+        func configuration(
+            device: OAuth2ClientCredentials,
+            supported: Set<OAuth2ClientCredentials.Authentication>? = nil
+        ) -> ResourceAccess.Configuration {
+            var server = AuthFixtures.server
+            server.supportedClientAuthentications = supported
+            return ResourceAccess.Configuration(
+                resourceBaseURL: URL(string: "https://\(AuthFixtures.apiHost)")!,
+                authorizationServer: server,
+                transport: .init(security: AuthFixtures.security),
+                userClient: AuthFixtures.client,
+                deviceClient: device
+            )
+        }
+        let jwtDevice = OAuth2ClientCredentials(clientID: "device", privateKey: key)
+        _ = try ResourceAccess(configuration: configuration(device: jwtDevice), transport: transport)
+        _ = try ResourceAccess(
+            configuration: configuration(device: jwtDevice, supported: [.basic, .privateKeyJWT]),
+            transport: transport
+        )
+        // The server does not list the method.
+        #expect(throws: CourierError(.invalidConfiguration)) {
+            try ResourceAccess(configuration: configuration(device: jwtDevice, supported: [.basic]), transport: transport)
+        }
+        // A JWT client has no secret to send as Basic.
+        var basicAnonymous = configuration(device: jwtDevice)
+        basicAnonymous.anonymousAuthorization = .clientBasic
+        #expect(throws: CourierError(.invalidConfiguration)) {
+            try ResourceAccess(configuration: basicAnonymous, transport: transport)
+        }
+        // No key.
+        #expect(throws: CourierError(.invalidConfiguration)) {
+            try ResourceAccess(
+                configuration: configuration(device: OAuth2ClientCredentials(clientID: "d", authentication: .privateKeyJWT)),
+                transport: transport
+            )
+        }
+    }
+
     // MARK: Discovery, pure parts
 
     @Test func wellKnownURLs() {

@@ -43,6 +43,7 @@ from authlib.oauth2 import OAuth2Error
 from authlib.oauth2.rfc6749 import (
     AuthorizationCodeMixin,
     ClientMixin,
+    InvalidClientError,
     InvalidGrantError,
     InvalidRequestError,
     InvalidScopeError,
@@ -54,11 +55,6 @@ from authlib.oauth2.rfc6749.grants.base import BaseGrant, TokenEndpointMixin
 from authlib.oauth2.rfc6749.util import scope_to_list
 from authlib.oauth2.rfc6750 import BearerTokenGenerator
 from authlib.oauth2.rfc7009 import RevocationEndpoint as _RevocationEndpoint
-from authlib.oauth2.rfc7523 import JWTBearerClientAssertion
-from authlib.oauth2.rfc6749 import InvalidClientError
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from joserfc.jwk import ECKey, OctKey, RSAKey
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint as _IntrospectionEndpoint
 
@@ -85,6 +81,10 @@ JWT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 def _generate_assertion_keys() -> dict:
     """Fresh key pairs for the private_key_jwt clients, made once per server process (never
     stored on disk).  The tests fetch the private halves from GET /admin/client-keys."""
+    # Imported here: cryptography and joserfc would add a noticeable share to every start.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+    from joserfc.jwk import ECKey, RSAKey
 
     def pem(key, fmt):
         return key.private_bytes(serialization.Encoding.PEM, fmt, serialization.NoEncryption()).decode()
@@ -594,44 +594,69 @@ def public_origin() -> str:
     return f"{proto}://{request.host}"
 
 
-class ClientAssertionAuth(JWTBearerClientAssertion):
-    """``private_key_jwt`` or ``client_secret_jwt``, one instance per method: authlib's
-    JWTBearerClientAssertion does the work (signature, iss = sub, aud, exp, jti present);
-    this class says which key verifies, which audiences count and which jtis were seen."""
+class ClientAssertionAuth:
+    """``private_key_jwt`` or ``client_secret_jwt``, one instance per method.  The work is
+    authlib's (``_assertion_auth_class``); this wrapper only imports it on first use, since
+    authlib's rfc7523 pulls in joserfc and cryptography, which would slow every start."""
 
     def __init__(self, method: str, store: "Store"):
-        super().__init__(validate_jti=True, leeway=60)
-        self.CLIENT_AUTH_METHOD = method
+        self.method = method
         self.store = store
+        self._impl = None
+        self._lock = threading.Lock()
 
     def __call__(self, query_client, request):
         data = request.form
-        assertion = data.get("client_assertion")
-        if data.get("client_assertion_type") != JWT_ASSERTION_TYPE or not assertion:
+        if data.get("client_assertion_type") != JWT_ASSERTION_TYPE or not data.get("client_assertion"):
             return None
-        # Leave a client registered for the other JWT method to the other instance.
-        _, claims = self.extract_assertion(assertion)
-        sub = claims.get("sub")
-        client = query_client(sub) if isinstance(sub, str) else None
-        if client is not None and client.token_endpoint_auth_method not in (None, self.CLIENT_AUTH_METHOD):
-            return None
-        return super().__call__(query_client, request)
+        with self._lock:
+            if self._impl is None:
+                self._impl = _assertion_auth_class()(self.method, self.store)
+        return self._impl(query_client, request)
 
-    def get_audiences(self):
-        # RFC 7523 section 3: the token endpoint URL or the issuer, as the client sees them
-        origin = public_origin()
-        return [f"{origin}/oauth/token", origin]
 
-    def validate_jti(self, claims, jti):
-        return self.store.use_jti(claims["sub"], jti, claims.get("exp"))
+def _assertion_auth_class():
+    from authlib.oauth2.rfc7523 import JWTBearerClientAssertion
+    from joserfc.jwk import ECKey, OctKey, RSAKey
 
-    def resolve_client_public_key(self, client):
-        if client.token_endpoint_auth_method != self.CLIENT_AUTH_METHOD:
-            raise InvalidClientError(description=f"The client is not registered for {self.CLIENT_AUTH_METHOD}.")
-        if self.CLIENT_AUTH_METHOD == "client_secret_jwt":
-            return OctKey.import_key(client.client_secret)
-        jwk = assertion_keys()[client.client_id]["public"]
-        return RSAKey.import_key(jwk) if jwk["kty"] == "RSA" else ECKey.import_key(jwk)
+    class JWTClientAssertion(JWTBearerClientAssertion):
+        """authlib's JWTBearerClientAssertion does the work (signature, iss = sub, aud, exp,
+        jti present); this class says which key verifies, which audiences count and which
+        jtis were seen."""
+
+        def __init__(self, method: str, store: "Store"):
+            super().__init__(validate_jti=True, leeway=60)
+            self.CLIENT_AUTH_METHOD = method
+            self.store = store
+
+        def __call__(self, query_client, request):
+            # Leave a client registered for the other JWT method to the other instance.
+            _, claims = self.extract_assertion(request.form.get("client_assertion"))
+            sub = claims.get("sub")
+            client = query_client(sub) if isinstance(sub, str) else None
+            if client is not None and client.token_endpoint_auth_method not in (None, self.CLIENT_AUTH_METHOD):
+                return None
+            return super().__call__(query_client, request)
+
+        def get_audiences(self):
+            # RFC 7523 section 3: the token endpoint URL or the issuer, as the client sees them
+            origin = public_origin()
+            return [f"{origin}/oauth/token", origin]
+
+        def validate_jti(self, claims, jti):
+            return self.store.use_jti(claims["sub"], jti, claims.get("exp"))
+
+        def resolve_client_public_key(self, client):
+            if client.token_endpoint_auth_method != self.CLIENT_AUTH_METHOD:
+                raise InvalidClientError(
+                    description=f"The client is not registered for {self.CLIENT_AUTH_METHOD}."
+                )
+            if self.CLIENT_AUTH_METHOD == "client_secret_jwt":
+                return OctKey.import_key(client.client_secret)
+            jwk = assertion_keys()[client.client_id]["public"]
+            return RSAKey.import_key(jwk) if jwk["kty"] == "RSA" else ECKey.import_key(jwk)
+
+    return JWTClientAssertion
 
 
 def _store(grant) -> Store:

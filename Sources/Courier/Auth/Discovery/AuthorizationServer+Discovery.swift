@@ -89,11 +89,12 @@ extension AuthorizationServer {
     }
 
     private static func fetch(_ url: URL, session: Session, logger: Logger?) async throws -> Response {
+        let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path
         var request = HTTPRequest(
             method: .get,
             scheme: url.scheme,
             authority: Authority(url: url)?.description,
-            path: url.path.isEmpty ? "/" : url.path
+            path: path.isEmpty ? "/" : path
         )
         request.headerFields[.accept] = "application/json"
         return try await session.send(request, logger: logger)
