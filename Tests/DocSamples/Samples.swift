@@ -237,15 +237,11 @@ func sample_Authentication_6() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 7
 func sample_Authentication_7() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 252)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 256)
     let signingKey = try ClientAssertionKey.ecdsaP256(pemFile: "/etc/my-app/assertion-key.pem", keyID: "2026-01")
     var jwtConfiguration = configuration
     jwtConfiguration.deviceClient = OAuth2ClientCredentials(clientID: "my-app-device", privateKey: signingKey)
-    jwtConfiguration.userClient = OAuth2ClientCredentials(
-        clientID: "my-app",
-        clientSecret: appSecret,
-        authentication: .clientSecretJWT
-    )
+    jwtConfiguration.userClient = OAuth2ClientCredentials(clientID: "my-app", clientSecret: appSecret, assertion: .clientSecret)
     let jwtAccess = try ResourceAccess(configuration: jwtConfiguration)
     let deviceToken = try await jwtAccess.deviceClient.authenticate()
     print(deviceToken.scope ?? [])

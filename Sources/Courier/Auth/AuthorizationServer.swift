@@ -25,11 +25,10 @@ public struct AuthorizationServer: Sendable, Hashable {
     /// The issuer identifier, set by ``discover(issuer:transport:cache:logger:)``.
     public var issuer: URL?
     /// The client authentication methods the token endpoint accepts, as its metadata lists
-    /// them (`token_endpoint_auth_methods_supported`), methods Courier does not know left
-    /// out; `nil` when unknown. ``ResourceAccess`` refuses a confidential client whose method
-    /// the server does not list (public clients, `none`, are not checked: servers often leave
-    /// it out).
-    public var supportedClientAuthentications: Set<OAuth2ClientCredentials.Authentication>?
+    /// them (`token_endpoint_auth_methods_supported`); `nil` when unknown. ``ResourceAccess``
+    /// refuses a confidential client whose method the server does not list (public clients,
+    /// `none`, are not checked: servers often leave it out).
+    public var supportedClientAuthentications: Set<OAuth2ClientCredentials.AuthenticationMethod>?
 
     /// Creates the endpoints.
     ///
@@ -84,29 +83,22 @@ public struct OAuth2ClientCredentials: Sendable, Hashable, CustomStringConvertib
         case body = "client_secret_post"
         /// A public client: `client_id` in the form body, no secret (`none`).
         case none
-        /// A JWT signed with HMAC-SHA256 over the client secret in the form body
-        /// (`client_secret_jwt`, RFC 7523 §2.2, OpenID Connect Core §9): the secret itself
-        /// never leaves the process.
-        case clientSecretJWT = "client_secret_jwt"
-        /// A JWT signed with the client's private key in the form body (`private_key_jwt`,
-        /// RFC 7523 §2.2): the client has no shared secret at all. Needs
-        /// ``OAuth2ClientCredentials/assertionKey``; see
-        /// ``OAuth2ClientCredentials/init(clientID:privateKey:assertionAudience:)``.
-        case privateKeyJWT = "private_key_jwt"
     }
 
     /// The client id.
     public var clientID: String
     /// The client secret; `nil` for a public client.
     public var clientSecret: String?
-    /// How the client authenticates.
+    /// How the client authenticates with its secret, or as a public client; not used when
+    /// ``assertion`` is set.
     public var authentication: Authentication
-    /// The private key that signs the client's assertions, for ``Authentication/privateKeyJWT``.
-    public var assertionKey: ClientAssertionKey?
-    /// The `aud` claim of the client's assertions (``Authentication/privateKeyJWT`` and
-    /// ``Authentication/clientSecretJWT``); `nil`, the default, sends the token endpoint's URL,
-    /// which RFC 7523 §3 and OpenID Connect accept. Set it when the server wants its issuer
-    /// identifier instead.
+    /// How the client signs a JWT assertion that authenticates it (RFC 7523 §2.2):
+    /// ``Assertion/privateKey(_:)`` for `private_key_jwt`, ``Assertion/clientSecret`` for
+    /// `client_secret_jwt`. When set, it replaces ``authentication``; `nil` by default.
+    public var assertion: Assertion?
+    /// The `aud` claim of the client's assertions; `nil`, the default, sends the token
+    /// endpoint's URL, which RFC 7523 §3 and OpenID Connect accept. Set it when the server
+    /// wants its issuer identifier instead.
     public var assertionAudience: String?
 
     /// Creates a confidential client that authenticates with HTTP Basic, or a public client
@@ -124,8 +116,8 @@ public struct OAuth2ClientCredentials: Sendable, Hashable, CustomStringConvertib
 
     /// The id and method, never the secret or the key.
     public var description: String {
-        "OAuth2ClientCredentials(\(clientID), \(authentication.rawValue)"
-            + (assertionKey.map { ", \($0)" } ?? "")
+        "OAuth2ClientCredentials(\(clientID), \(method)"
+            + (assertion?.key.map { ", \($0)" } ?? "")
             + (clientSecret == nil ? ")" : ", secret \(Redaction.placeholder))")
     }
 }

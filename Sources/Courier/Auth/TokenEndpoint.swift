@@ -239,16 +239,18 @@ struct TokenEndpoint: Sendable {
         fields[.accept] = "application/json"
         fields[.contentType] = "application/x-www-form-urlencoded"
         fields[.cacheControl] = "no-store"
-        switch client.authentication {
-        case .basic:
-            break  // ClientAuthenticationMiddleware adds it inside the chain, after the checks
-        case .body:
-            parameters.append(("client_id", client.clientID))
-            parameters.append(("client_secret", client.clientSecret ?? ""))
-        case .none:
-            parameters.append(("client_id", client.clientID))
-        case .clientSecretJWT, .privateKeyJWT:
-            break  // the assertion is made inside the chain too, fresh for each request
+        // With an assertion, ClientAuthenticationMiddleware adds it inside the chain too,
+        // fresh for each request.
+        if client.assertion == nil {
+            switch client.authentication {
+            case .basic:
+                break  // ClientAuthenticationMiddleware adds it inside the chain, after the checks
+            case .body:
+                parameters.append(("client_id", client.clientID))
+                parameters.append(("client_secret", client.clientSecret ?? ""))
+            case .none:
+                parameters.append(("client_id", client.clientID))
+            }
         }
         let endpoint = endpointDescription(url)
         guard let scheme = url.scheme, let authority = Authority(url: url)?.description else {

@@ -52,7 +52,7 @@ struct ClientAssertionTests {
         let key = try ClientAssertionKey.rsa(pem: privateKey.pemRepresentation, keyID: "k-1")
         #expect(key.algorithm == .rs256)
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let assertion = ClientAssertion(
+        let assertion = ClientAssertionJWT(
             signer: .privateKey(key),
             clientID: "svc",
             audience: "https://login.example.test/oauth/token"
@@ -83,7 +83,7 @@ struct ClientAssertionTests {
         let privateKey = P256.Signing.PrivateKey()
         let key = try ClientAssertionKey.ecdsaP256(pem: privateKey.pemRepresentation)
         #expect(key.algorithm == .es256)
-        let jwt = try ClientAssertion(signer: .privateKey(key), clientID: "svc", audience: "https://a.test").make()
+        let jwt = try ClientAssertionJWT(signer: .privateKey(key), clientID: "svc", audience: "https://a.test").make()
         let decoded = try Self.decode(jwt)
         #expect(decoded.header["alg"] as? String == "ES256")
         #expect(decoded.header["kid"] == nil)
@@ -95,7 +95,7 @@ struct ClientAssertionTests {
 
     @Test func hs256AssertionIsAnHMACOverTheSecret() throws {
         let secret = "a-client-secret-of-at-least-thirty-two-bytes"
-        let jwt = try ClientAssertion(signer: .secret(secret), clientID: "svc", audience: "https://a.test").make()
+        let jwt = try ClientAssertionJWT(signer: .secret(secret), clientID: "svc", audience: "https://a.test").make()
         let decoded = try Self.decode(jwt)
         #expect(decoded.header["alg"] as? String == "HS256")
         let mac = HMAC<SHA256>.authenticationCode(
@@ -106,7 +106,7 @@ struct ClientAssertionTests {
     }
 
     @Test func everyAssertionHasItsOwnJTI() throws {
-        let assertion = ClientAssertion(signer: .secret("s"), clientID: "svc", audience: "https://a.test")
+        let assertion = ClientAssertionJWT(signer: .secret("s"), clientID: "svc", audience: "https://a.test")
         var seen = Set<String>()
         for _ in 0..<100 {
             let jti = try #require(try Self.decode(assertion.make()).claims["jti"] as? String)
@@ -169,7 +169,8 @@ struct ClientAssertionTests {
         let privateKey = P256.Signing.PrivateKey()
         let key = try ClientAssertionKey.ecdsaP256(pem: privateKey.pemRepresentation, keyID: "kid-7")
         let client = OAuth2ClientCredentials(clientID: "svc", privateKey: key)
-        #expect(client.authentication == .privateKeyJWT)
+        #expect(client.method == .privateKeyJWT)
+        #expect(client.assertion?.key == key)
         #expect(client.clientSecret == nil)
         var dumped = ""
         dump(client, to: &dumped)
@@ -207,7 +208,7 @@ struct ClientAssertionTests {
     }
 
     @Test func configuredAudienceAndClientSecretJWT() async throws {
-        var client = OAuth2ClientCredentials(clientID: "svc", clientSecret: "shh", authentication: .clientSecretJWT)
+        var client = OAuth2ClientCredentials(clientID: "svc", clientSecret: "shh", assertion: .clientSecret)
         client.assertionAudience = "https://auth.example.test"
         let (endpoint, transport) = AuthFixtures.endpoint(client: client) { _, _ in
             AuthFixtures.json(.ok, #"{"access_token":"a"}"#)
@@ -220,10 +221,10 @@ struct ClientAssertionTests {
         #expect(decoded.claims["aud"] as? String == "https://auth.example.test")
     }
 
-    @Test func aJWTClientWithoutItsKeyOrSecretIsRefusedAtConfiguration() throws {
+    @Test func aClientSecretJWTClientWithoutASecretIsRefusedAtConfiguration() throws {
         for client in [
-            OAuth2ClientCredentials(clientID: "a", authentication: .privateKeyJWT),
-            OAuth2ClientCredentials(clientID: "b", authentication: .clientSecretJWT),
+            OAuth2ClientCredentials(clientID: "a", clientSecret: nil, assertion: .clientSecret),
+            OAuth2ClientCredentials(clientID: "b", clientSecret: "", assertion: .clientSecret),
         ] {
             #expect(throws: CourierError(.invalidConfiguration)) { try client.validate() }
         }
@@ -231,10 +232,12 @@ struct ClientAssertionTests {
 
     @Test func resourceAccessRefusesClientsTheConfigurationCannotServe() throws {
         let key = try ClientAssertionKey.ecdsaP256(pem: P256.Signing.PrivateKey().pemRepresentation)
-        let transport = MockTransport(security: AuthFixtures.security) { _, _ in Response(head: HTTPResponse(status: .ok)) }
+        let transport = MockTransport(security: AuthFixtures.security) { _, _ in
+            Response(head: HTTPResponse(status: .ok))
+        }
         func configuration(
             device: OAuth2ClientCredentials,
-            supported: Set<OAuth2ClientCredentials.Authentication>? = nil
+            supported: Set<OAuth2ClientCredentials.AuthenticationMethod>? = nil
         ) -> ResourceAccess.Configuration {
             var server = AuthFixtures.server
             server.supportedClientAuthentications = supported
@@ -249,12 +252,15 @@ struct ClientAssertionTests {
         let jwtDevice = OAuth2ClientCredentials(clientID: "device", privateKey: key)
         _ = try ResourceAccess(configuration: configuration(device: jwtDevice), transport: transport)
         _ = try ResourceAccess(
-            configuration: configuration(device: jwtDevice, supported: [.basic, .privateKeyJWT]),
+            configuration: configuration(device: jwtDevice, supported: [.clientSecretBasic, .privateKeyJWT]),
             transport: transport
         )
         // The server does not list the method.
         #expect(throws: CourierError(.invalidConfiguration)) {
-            try ResourceAccess(configuration: configuration(device: jwtDevice, supported: [.basic]), transport: transport)
+            try ResourceAccess(
+                configuration: configuration(device: jwtDevice, supported: [.clientSecretBasic]),
+                transport: transport
+            )
         }
         // A JWT client has no secret to send as Basic.
         var basicAnonymous = configuration(device: jwtDevice)
@@ -262,10 +268,12 @@ struct ClientAssertionTests {
         #expect(throws: CourierError(.invalidConfiguration)) {
             try ResourceAccess(configuration: basicAnonymous, transport: transport)
         }
-        // No key.
+        // No secret to sign with.
         #expect(throws: CourierError(.invalidConfiguration)) {
             try ResourceAccess(
-                configuration: configuration(device: OAuth2ClientCredentials(clientID: "d", authentication: .privateKeyJWT)),
+                configuration: configuration(
+                    device: OAuth2ClientCredentials(clientID: "d", clientSecret: nil, assertion: .clientSecret)
+                ),
                 transport: transport
             )
         }

@@ -22,7 +22,7 @@ struct ClientAuthenticationIntegrationTests {
     static let secretJWTClient = OAuth2ClientCredentials(
         clientID: "courier-secret-jwt",
         clientSecret: "courier-secret-jwt-test-fixture-secret-0123456789",
-        authentication: .clientSecretJWT
+        assertion: .clientSecret
     )
 
     /// The server's key for a client: `private_pem` (PKCS#8) or `private_pem_legacy`.
@@ -126,14 +126,14 @@ struct ClientAuthenticationIntegrationTests {
     @Test func theServerRefusesAReplayedAssertion() async throws {
         // One assertion, sent twice by hand to the plain port (whose origin is its audience).
         let (pem, _) = try await pem("courier-jwt-es256")
-        let assertion = try ClientAssertion(
+        let assertion = try ClientAssertionJWT(
             signer: .privateKey(try .ecdsaP256(pem: pem)),
             clientID: "courier-jwt-es256",
             audience: env.oauthPlain.absoluteString + "/oauth/token"
         ).make()
         let form = [
             "grant_type": "client_credentials",
-            "client_assertion_type": ClientAssertion.assertionType,
+            "client_assertion_type": ClientAssertionJWT.assertionType,
             "client_assertion": assertion,
         ]
         let before = try await counters()
@@ -159,10 +159,14 @@ struct ClientAuthenticationIntegrationTests {
         await refused.shutdown()
     }
 
-    @Test func aJWTClientWithoutItsKeyIsRefusedAtConfiguration() async throws {
+    @Test func aClientSecretJWTClientWithoutASecretIsRefusedAtConfiguration() async throws {
         #expect(throws: CourierError(.invalidConfiguration)) {
             try self.access(
-                deviceClient: OAuth2ClientCredentials(clientID: "courier-jwt-es256", authentication: .privateKeyJWT)
+                deviceClient: OAuth2ClientCredentials(
+                    clientID: "courier-secret-jwt",
+                    clientSecret: nil,
+                    assertion: .clientSecret
+                )
             )
         }
     }

@@ -51,7 +51,7 @@ struct DiscoveryIntegrationTests {
             #expect(server.revocationEndpoint?.absoluteString == origin + "/oauth/revoke")
             #expect(server.introspectionEndpoint?.absoluteString == origin + "/oauth/introspect")
             #expect(server.supportedClientAuthentications?.contains(.privateKeyJWT) == true)
-            #expect(server.supportedClientAuthentications?.contains(.basic) == true)
+            #expect(server.supportedClientAuthentications?.contains(.clientSecretBasic) == true)
 
             let again = try await discover(cache: cache, transport: transport)
             #expect(again == server)

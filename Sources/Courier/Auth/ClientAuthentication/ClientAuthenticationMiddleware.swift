@@ -14,7 +14,7 @@ import HTTPTypes
 /// sees a `jti` twice.
 struct ClientAuthenticationMiddleware: Middleware {
     private let basic: String?
-    private let assertion: ClientAssertion?
+    private let assertion: ClientAssertionJWT?
     let policy: any CredentialPolicy
 
     /// Creates the middleware.
@@ -26,10 +26,10 @@ struct ClientAuthenticationMiddleware: Middleware {
     ///   - policy: Where client credentials may go.
     init(client: OAuth2ClientCredentials, tokenEndpoint: URL, policy: any CredentialPolicy) {
         self.basic =
-            client.authentication == .basic
+            client.assertion == nil && client.authentication == .basic
             ? OAuth2Form.basicCredentials(clientID: client.clientID, clientSecret: client.clientSecret ?? "") : nil
         self.assertion = client.assertionSigner.map {
-            ClientAssertion(
+            ClientAssertionJWT(
                 signer: $0,
                 clientID: client.clientID,
                 audience: client.assertionAudience ?? tokenEndpoint.absoluteString
@@ -57,7 +57,7 @@ struct ClientAuthenticationMiddleware: Middleware {
                 form = data
             }
             let fields = OAuth2Form.encode([
-                ("client_assertion_type", ClientAssertion.assertionType),
+                ("client_assertion_type", ClientAssertionJWT.assertionType),
                 ("client_assertion", try assertion.make()),
             ])
             if !form.isEmpty { form.append(UInt8(ascii: "&")) }

@@ -128,7 +128,7 @@ extension AuthorizationServer {
         server.issuer = URL(string: issuer)
         server.introspectionEndpoint = urls["introspection_endpoint"]
         server.supportedClientAuthentications = metadata.tokenEndpointAuthMethodsSupported.map {
-            Set($0.compactMap(OAuth2ClientCredentials.Authentication.init(rawValue:)))
+            Set($0.map(OAuth2ClientCredentials.AuthenticationMethod.init(rawValue:)))
         }
         return server
     }

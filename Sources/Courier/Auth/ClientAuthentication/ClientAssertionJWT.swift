@@ -8,7 +8,7 @@ import Foundation
 /// Each assertion is made for one request and has its own random `jti`, so a server that
 /// remembers `jti`s (RFC 7523 §3, item 7) never sees one twice. Assertions are never logged:
 /// `client_assertion` is a redacted form field.
-struct ClientAssertion: Sendable {
+struct ClientAssertionJWT: Sendable {
     /// What an assertion is signed with.
     enum Signer: Sendable {
         /// The client's private key (`private_key_jwt`).
@@ -74,7 +74,7 @@ struct ClientAssertion: Sendable {
     ///   - now: The issue time.
     ///   - jti: The JWT id; a fresh random one by default.
     /// - Returns: The compact serialization `header.claims.signature`.
-    func make(now: Date = Date(), jti: String = ClientAssertion.randomID()) throws -> String {
+    func make(now: Date = Date(), jti: String = ClientAssertionJWT.randomID()) throws -> String {
         let issued = Int(now.timeIntervalSince1970)
         let header = Header(alg: signer.algorithm.rawValue, typ: "JWT", kid: signer.keyID)
         let claims = Claims(
