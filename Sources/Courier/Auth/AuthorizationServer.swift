@@ -3,7 +3,8 @@ public import Foundation
 /// The endpoints of an OAuth 2.0 authorization server.
 ///
 /// Only the token endpoint is required. The authorization endpoint serves the
-/// authorization-code grant, the revocation endpoint serves logout (RFC 7009).
+/// authorization-code grant, the revocation endpoint serves logout (RFC 7009). Write them
+/// down, or find them from the issuer with ``discover(issuer:transport:cache:logger:)``.
 ///
 /// ```swift
 /// let server = AuthorizationServer(
