@@ -42,8 +42,8 @@ public struct ClientAssertionKey: Sendable, Hashable, CustomStringConvertible, C
     }
 
     enum Material: @unchecked Sendable {
-        // `_RSA.Signing.PrivateKey` is an immutable value over a BoringSSL key that is only
-        // read after it is made; swift-crypto does not mark it Sendable.
+        // `P256.Signing.PrivateKey` is an immutable value over a BoringSSL key that is only
+        // read after it is made; swift-crypto 3 does not mark it Sendable on Linux.
         case rsa(_RSA.Signing.PrivateKey)
         case p256(P256.Signing.PrivateKey)
     }
