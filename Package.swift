@@ -29,6 +29,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // RSA PKCS#1 v1.5 signatures for private_key_jwt client assertions (RS256).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .target(name: "CourierTesting", dependencies: ["Courier"]),
@@ -52,6 +54,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         // The ```swift blocks of README.md and Documentation.docc, compiled (never run):

@@ -6,6 +6,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/pkcs12.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
@@ -251,6 +252,61 @@ int ccourier_tls_policy_set_client_certificate(ccourier_tls_policy *policy, cons
         X509_free(certificate);
         EVP_PKEY_free(key);
         sk_X509_pop_free(chain, X509_free);
+        return 0;
+    }
+    X509_free(policy->client_certificate);
+    EVP_PKEY_free(policy->client_key);
+    sk_X509_pop_free(policy->client_chain, X509_free);
+    policy->client_certificate = certificate;
+    policy->client_key = key;
+    policy->client_chain = chain;
+    ERR_clear_error();
+    return 1;
+}
+
+int ccourier_tls_policy_set_client_pkcs12(ccourier_tls_policy *policy, const char *path, const char *password,
+                                          char *error, size_t error_size) {
+    BIO *bio = BIO_new_file(path, "rb");
+    PKCS12 *p12 = bio != NULL ? d2i_PKCS12_bio(bio, NULL) : NULL;
+    BIO_free(bio);
+    if (p12 == NULL) {
+        ccourier_describe(error, error_size, "cannot read a PKCS#12 file (missing, unreadable or damaged)", path);
+        ERR_clear_error();
+        return 0;
+    }
+    if (PKCS12_verify_mac(p12, password, password != NULL ? -1 : 0) != 1 &&
+        !(password != NULL && password[0] == 0 && PKCS12_verify_mac(p12, NULL, 0) == 1)) {
+        ccourier_describe(error, error_size,
+                          password != NULL ? "the PKCS#12 password does not match (or the file is damaged)"
+                                           : "the PKCS#12 file is protected by a password; give it",
+                          path);
+        PKCS12_free(p12);
+        ERR_clear_error();
+        return 0;
+    }
+    X509 *certificate = NULL;
+    EVP_PKEY *key = NULL;
+    STACK_OF(X509) *chain = NULL;
+    int parsed = PKCS12_parse(p12, password, &key, &certificate, &chain);
+    PKCS12_free(p12);
+    if (parsed != 1 || certificate == NULL || key == NULL) {
+        ccourier_describe(error, error_size,
+                          parsed != 1 ? "cannot decrypt the PKCS#12 file (is the password right?)"
+                                      : "the PKCS#12 file holds no certificate with its private key",
+                          path);
+        X509_free(certificate);
+        EVP_PKEY_free(key);
+        sk_X509_pop_free(chain, X509_free);
+        ERR_clear_error();
+        return 0;
+    }
+    if (X509_check_private_key(certificate, key) != 1) {
+        ccourier_describe(error, error_size, "the private key of the PKCS#12 file does not belong to its certificate",
+                          path);
+        X509_free(certificate);
+        EVP_PKEY_free(key);
+        sk_X509_pop_free(chain, X509_free);
+        ERR_clear_error();
         return 0;
     }
     X509_free(policy->client_certificate);

@@ -237,7 +237,45 @@ func sample_Authentication_6() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 7
 func sample_Authentication_7() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 238)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 256)
+    let signingKey = try ClientAssertionKey.ecdsaP256(pemFile: "/etc/my-app/assertion-key.pem", keyID: "2026-01")
+    var jwtConfiguration = configuration
+    jwtConfiguration.deviceClient = OAuth2ClientCredentials(clientID: "my-app-device", privateKey: signingKey)
+    jwtConfiguration.userClient = OAuth2ClientCredentials(clientID: "my-app", clientSecret: appSecret, assertion: .clientSecret)
+    let jwtAccess = try ResourceAccess(configuration: jwtConfiguration)
+    let deviceToken = try await jwtAccess.deviceClient.authenticate()
+    print(deviceToken.scope ?? [])
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/Authentication.md, sample 8
+func sample_Authentication_8() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 281)
+    let identity = try ClientCertificate.pkcs12(path: "/etc/my-app/client.p12", password: keyPassword)
+    let partner = try TrustPolicy(host: "partner.example.com", pins: [partnerPin], clientCertificate: identity)
+    print(partner.clientCertificate?.format == .pkcs12)
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/Authentication.md, sample 9
+func sample_Authentication_9() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 300)
+    let transport = CurlTransport(configuration: .init(security: security))
+    let discovered = try await AuthorizationServer.discover(
+        issuer: URL(string: "https://login.example.com")!,
+        transport: transport
+    )
+    var discoveredConfiguration = configuration
+    discoveredConfiguration.authorizationServer = discovered
+    let discoveredAccess = try ResourceAccess(configuration: discoveredConfiguration, transport: transport)
+    print(discovered.tokenEndpoint)
+    _ = discoveredAccess
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/Authentication.md, sample 10
+func sample_Authentication_10() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 354)
     struct ReportsCredentials: ChallengeCredentialProvider {
         func credential(for context: ChallengeContext) async throws -> ChallengeCredential? {
             guard context.host == "reports.example.com", context.realm == "reports" else { return nil }
@@ -259,9 +297,9 @@ func sample_Authentication_7() async throws {
 #sourceLocation()
 }
 
-// Documentation.docc/Articles/Authentication.md, sample 8
-func sample_Authentication_8() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 280)
+// Documentation.docc/Articles/Authentication.md, sample 11
+func sample_Authentication_11() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 396)
     let store = EncryptedFileTokenStore(
         path: "/var/lib/my-app/tokens.store",
         keyProvider: TokenStoreKeyProvider { try await loadTokenStoreKey() }   // your secret manager
@@ -271,9 +309,9 @@ func sample_Authentication_8() async throws {
 #sourceLocation()
 }
 
-// Documentation.docc/Articles/Authentication.md, sample 9
-func sample_Authentication_9() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 298)
+// Documentation.docc/Articles/Authentication.md, sample 12
+func sample_Authentication_12() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 414)
     let report = await access.userClient.logout()
     if !report.isComplete {
         logger.warning("logout: \(report.revokedTokens) revoked, failures: \(report.failures.map(\.kind))")
@@ -511,7 +549,7 @@ func sample_PinningAndTrust_5() async throws {
 
 // Documentation.docc/Articles/PinningAndTrust.md, sample 6
 func sample_PinningAndTrust_6() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 245)
+#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 250)
     let shared = CurlTransport(configuration: .init(maximumConnectionsPerHost: 8, proxy: .none, security: security))
     let orders = Session(configuration: .init(baseURL: URL(string: "https://api.example.com/orders")!), transport: shared)
     let stock = Session(configuration: .init(baseURL: URL(string: "https://api.example.com/stock")!), transport: shared)

@@ -231,6 +231,10 @@ commonName = supplied
 """
 
 
+#: The password of pki/client.p12 (test fixture; the file is made fresh at every start).
+CLIENT_P12_PASSWORD = "courier-p12-test"
+
+
 def make_pki(work: str) -> dict[str, str]:
     d = os.path.join(work, "pki")
     os.makedirs(d)
@@ -312,6 +316,10 @@ def make_pki(work: str) -> dict[str, str]:
     cat("expired-chain.pem", "expired.pem", "intermediate.pem")
     cat("client-chain.pem", "client.pem")
     cat("ca-bundle.pem", "root.pem")
+    # The client identity again as one password-protected PKCS#12 file (a test-only password).
+    openssl("pkcs12", "-export", "-in", "client.pem", "-inkey", "client.key", "-name", "courier-test-client",
+            "-passout", f"pass:{CLIENT_P12_PASSWORD}", "-out", "client.p12", cwd=d)
+    os.chmod(os.path.join(d, "client.p12"), 0o600)
 
     p = lambda name: os.path.join(d, name)  # noqa: E731
     return {
@@ -338,6 +346,8 @@ def make_pki(work: str) -> dict[str, str]:
         "client_key": p("client.key"),
         "untrusted_client_cert": p("untrusted-client.pem"),
         "untrusted_client_key": p("untrusted-client.key"),
+        "client_p12": p("client.p12"),
+        "client_p12_password": CLIENT_P12_PASSWORD,
     }
 
 

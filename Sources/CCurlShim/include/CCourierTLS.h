@@ -58,6 +58,12 @@ int ccourier_tls_policy_set_client_certificate(ccourier_tls_policy *policy, cons
                                                const char *key_path, const char *_Nullable password,
                                                char *error, size_t error_size);
 
+/// Loads a PKCS#12 file (certificate, private key and optional chain), decrypting it with
+/// `password` (NULL or empty for none). Returns 0 and writes a reason into `error` on
+/// failure (unreadable or damaged file, wrong password, no certificate or key in it).
+int ccourier_tls_policy_set_client_pkcs12(ccourier_tls_policy *policy, const char *path,
+                                          const char *_Nullable password, char *error, size_t error_size);
+
 /// Applies `policy` to the SSL_CTX libcurl is setting up for a new connection: installs
 /// the client certificate, requires peer verification, and installs the verify hook, which
 /// verifies against the policy's pinned roots (when it has some; the SSL_CTX's own store

@@ -3,7 +3,8 @@ public import Foundation
 /// The endpoints of an OAuth 2.0 authorization server.
 ///
 /// Only the token endpoint is required. The authorization endpoint serves the
-/// authorization-code grant, the revocation endpoint serves logout (RFC 7009).
+/// authorization-code grant, the revocation endpoint serves logout (RFC 7009). Write them
+/// down, or find them from the issuer with ``discover(issuer:transport:cache:logger:)``.
 ///
 /// ```swift
 /// let server = AuthorizationServer(
@@ -19,6 +20,16 @@ public struct AuthorizationServer: Sendable, Hashable {
     public var authorizationEndpoint: URL?
     /// Where tokens are revoked (RFC 7009 §2).
     public var revocationEndpoint: URL?
+    /// Where resource servers introspect tokens (RFC 7662 §2); Courier does not call it, a
+    /// gateway built on Courier may.
+    public var introspectionEndpoint: URL?
+    /// The issuer identifier, set by ``discover(issuer:transport:cache:logger:)``.
+    public var issuer: URL?
+    /// The client authentication methods the token endpoint accepts, as its metadata lists
+    /// them (`token_endpoint_auth_methods_supported`); `nil` when unknown. ``ResourceAccess``
+    /// refuses a confidential client whose method the server does not list (public clients,
+    /// `none`, are not checked: servers often leave it out).
+    public var supportedClientAuthentications: Set<OAuth2ClientCredentials.AuthenticationMethod>?
 
     /// Creates the endpoints.
     ///
@@ -79,8 +90,17 @@ public struct OAuth2ClientCredentials: Sendable, Hashable, CustomStringConvertib
     public var clientID: String
     /// The client secret; `nil` for a public client.
     public var clientSecret: String?
-    /// How the client authenticates.
+    /// How the client authenticates with its secret, or as a public client; not used when
+    /// ``assertion`` is set.
     public var authentication: Authentication
+    /// How the client signs a JWT assertion that authenticates it (RFC 7523 §2.2):
+    /// ``Assertion/privateKey(_:)`` for `private_key_jwt`, ``Assertion/clientSecret`` for
+    /// `client_secret_jwt`. When set, it replaces ``authentication``; `nil` by default.
+    public var assertion: Assertion?
+    /// The `aud` claim of the client's assertions; `nil`, the default, sends the token
+    /// endpoint's URL, which RFC 7523 §3 and OpenID Connect accept. Set it when the server
+    /// wants its issuer identifier instead.
+    public var assertionAudience: String?
 
     /// Creates a confidential client that authenticates with HTTP Basic, or a public client
     /// when `clientSecret` is `nil`.
@@ -95,9 +115,10 @@ public struct OAuth2ClientCredentials: Sendable, Hashable, CustomStringConvertib
         self.authentication = authentication ?? (clientSecret == nil ? .none : .basic)
     }
 
-    /// The id and method, never the secret.
+    /// The id and method, never the secret or the key.
     public var description: String {
-        "OAuth2ClientCredentials(\(clientID), \(authentication.rawValue)"
+        "OAuth2ClientCredentials(\(clientID), \(method)"
+            + (assertion?.key.map { ", \($0)" } ?? "")
             + (clientSecret == nil ? ")" : ", secret \(Redaction.placeholder))")
     }
 }

@@ -63,7 +63,9 @@ struct TokenEndpoint: Sendable {
             applicationProduct: applicationProduct,
             maximumRedirects: 0,
             maximumResponseBodySize: Self.maximumResponseBytes,
-            middlewares: middlewares + [ClientAuthenticationMiddleware(client: client, policy: policy)]
+            middlewares: middlewares + [
+                ClientAuthenticationMiddleware(client: client, tokenEndpoint: server.tokenEndpoint, policy: policy)
+            ]
         )
         // The broker decides when the token endpoint is asked again (backoff, Retry-After).
         configuration.retryPolicy = .never
@@ -237,14 +239,18 @@ struct TokenEndpoint: Sendable {
         fields[.accept] = "application/json"
         fields[.contentType] = "application/x-www-form-urlencoded"
         fields[.cacheControl] = "no-store"
-        switch client.authentication {
-        case .basic:
-            break  // ClientAuthenticationMiddleware adds it inside the chain, after the checks
-        case .body:
-            parameters.append(("client_id", client.clientID))
-            parameters.append(("client_secret", client.clientSecret ?? ""))
-        case .none:
-            parameters.append(("client_id", client.clientID))
+        // With an assertion, ClientAuthenticationMiddleware adds it inside the chain too,
+        // fresh for each request.
+        if client.assertion == nil {
+            switch client.authentication {
+            case .basic:
+                break  // ClientAuthenticationMiddleware adds it inside the chain, after the checks
+            case .body:
+                parameters.append(("client_id", client.clientID))
+                parameters.append(("client_secret", client.clientSecret ?? ""))
+            case .none:
+                parameters.append(("client_id", client.clientID))
+            }
         }
         let endpoint = endpointDescription(url)
         guard let scheme = url.scheme, let authority = Authority(url: url)?.description else {
@@ -322,33 +328,4 @@ struct TokenTypeHint: RawRepresentable, Hashable, Sendable {
     static let accessToken = TokenTypeHint(rawValue: "access_token")
     /// A refresh token.
     static let refreshToken = TokenTypeHint(rawValue: "refresh_token")
-}
-
-/// Authenticates the client at the token and revocation endpoints: checks that the request
-/// may carry credentials at all, then adds HTTP Basic for `client_secret_basic`.
-///
-/// It runs inside the token endpoint's session, after the session's own checks — a secured
-/// session refuses a request that arrives with `Authorization` already set.
-struct ClientAuthenticationMiddleware: Middleware {
-    private let basic: String?
-    let policy: any CredentialPolicy
-
-    init(client: OAuth2ClientCredentials, policy: any CredentialPolicy) {
-        self.basic =
-            client.authentication == .basic
-            ? OAuth2Form.basicCredentials(clientID: client.clientID, clientSecret: client.clientSecret ?? "") : nil
-        self.policy = policy
-    }
-
-    func intercept(
-        _ request: HTTPRequest,
-        body: RequestBody?,
-        context: MiddlewareContext,
-        next: Next
-    ) async throws -> Response {
-        try policy.checkCredentialTarget(request)
-        var request = request
-        if let basic { request.headerFields[.authorization] = basic }
-        return try await next(request, body, context)
-    }
 }

@@ -91,6 +91,27 @@ public final class ResourceAccess: Sendable {
                     + "this one is unpinned"
             )
         }
+        if configuration.anonymousAuthorization == .clientBasic, configuration.deviceClient.assertion != nil {
+            // A JWT client's secret, if it has one, is for signing: it is never sent as is.
+            throw CourierError.invalidConfiguration(
+                "anonymous requests with client Basic need a client secret sent as is; the device client "
+                    + "\(configuration.deviceClient.clientID) authenticates with "
+                    + "\(configuration.deviceClient.method): use .deviceToken"
+            )
+        }
+        for client in [configuration.userClient, configuration.deviceClient] {
+            try client.validate()
+            if let supported = configuration.authorizationServer.supportedClientAuthentications, !supported.isEmpty,
+                client.method != OAuth2ClientCredentials.AuthenticationMethod.none,
+                !supported.contains(client.method)
+            {
+                throw CourierError.invalidConfiguration(
+                    "the client \(client.clientID) authenticates with \(client.method), which the "
+                        + "authorization server does not support (it lists "
+                        + "\(supported.map(\.rawValue).sorted().joined(separator: ", ")))"
+                )
+            }
+        }
         var endpoints = [
             ("resource base URL", configuration.resourceBaseURL),
             ("token endpoint", configuration.authorizationServer.tokenEndpoint),

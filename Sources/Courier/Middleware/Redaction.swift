@@ -15,7 +15,7 @@ enum Redaction: Sendable {
     /// case-insensitively).
     static let sensitiveParameters: Set<String> = [
         "access_token", "refresh_token", "id_token", "token", "client_secret", "password",
-        "code", "code_verifier", "assertion", "subject_token", "actor_token", "api_key", "apikey",
+        "code", "code_verifier", "assertion", "client_assertion", "subject_token", "actor_token", "api_key", "apikey",
         "cookie", "set-cookie", "session", "sessionid",
     ]
 

@@ -20,8 +20,11 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
     public let certificateFile: String
     /// The PEM private key.
     public let privateKeyFile: String
-    /// The password of an encrypted private key.
+    /// The password of an encrypted private key, or of the PKCS#12 file.
     public let password: String?
+    /// How the files are encoded: ``Format/pem`` (two files) or ``Format/pkcs12`` (one file,
+    /// named by both ``certificateFile`` and ``privateKeyFile``).
+    public let format: Format
 
     /// Creates a client certificate.
     ///
@@ -33,11 +36,16 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
         self.certificateFile = certificateFile
         self.privateKeyFile = privateKeyFile
         self.password = password
+        self.format = .pem
     }
 
     /// The files, and whether there is a password (never the password).
     public var description: String {
-        "ClientCertificate(certificateFile: \(certificateFile), privateKeyFile: \(privateKeyFile), "
+        if format == .pkcs12 {
+            return
+                "ClientCertificate(pkcs12: \(certificateFile), password: \(password == nil ? "none" : Redaction.placeholder))"
+        }
+        return "ClientCertificate(certificateFile: \(certificateFile), privateKeyFile: \(privateKeyFile), "
             + "password: \(password == nil ? "none" : Redaction.placeholder))"
     }
 
@@ -50,7 +58,7 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
             self,
             children: [
                 "certificateFile": certificateFile, "privateKeyFile": privateKeyFile,
-                "password": password == nil ? "none" : Redaction.placeholder,
+                "password": password == nil ? "none" : Redaction.placeholder, "format": format.rawValue,
             ]
         )
     }

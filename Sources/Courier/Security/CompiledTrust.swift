@@ -114,15 +114,9 @@ final class CompiledTrust: @unchecked Sendable {
             }
         }
         if let identity = policy.clientCertificate {
-            let ok = ccourier_tls_policy_set_client_certificate(
-                handle,
-                identity.certificateFile,
-                identity.privateKeyFile,
-                identity.password,
-                &error,
-                error.count
-            )
-            guard ok == 1 else { throw failure("the client certificate cannot be used") }
+            guard identity.load(into: handle, error: &error) else {
+                throw failure("the client certificate cannot be used")
+            }
         }
         return handle
     }

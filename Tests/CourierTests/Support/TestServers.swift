@@ -187,6 +187,10 @@ struct TestEnvironment: Sendable {
     /// A client certificate from the attacker root: the `mtls` server rejects it (HTTP 400).
     let untrustedClientCertificate: String
     let untrustedClientKey: String
+    /// `clientCertificate` and `clientKey` as one PKCS#12 file, protected by
+    /// `clientPKCS12Password`.
+    let clientPKCS12: String
+    let clientPKCS12Password: String
     /// base64(SHA-256(SPKI DER)) by name: `leaf`, `intermediate`, `root`,
     /// `attacker_leaf`, `expired`, `wronghost`. curl's form is `sha256//` + value.
     let spkiPins: [String: String]
@@ -516,6 +520,8 @@ private struct ReadyFile: Decodable {
             clientKey: try pkiPath("client_key"),
             untrustedClientCertificate: try pkiPath("untrusted_client_cert"),
             untrustedClientKey: try pkiPath("untrusted_client_key"),
+            clientPKCS12: try pkiPath("client_p12"),
+            clientPKCS12Password: try pkiPath("client_p12_password"),
             spkiPins: pins,
             files: files,
             accessLogPaths: logs,

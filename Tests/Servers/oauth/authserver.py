@@ -6,7 +6,9 @@ Everything protocol-related is done by authlib's own classes:
   RefreshTokenGrant, AuthorizationCodeGrant (+ rfc7636.CodeChallenge);
 * endpoints: rfc7662.IntrospectionEndpoint, rfc7009.RevocationEndpoint;
 * tokens: rfc6750.BearerTokenGenerator;
-* client authentication, error bodies (RFC 6749 section 5.2), redirects.
+* client authentication, error bodies (RFC 6749 section 5.2), redirects;
+  JWT client assertions (RFC 7523: ``private_key_jwt`` with RS256/ES256 keys,
+  ``client_secret_jwt`` with HS256) through rfc7523.JWTBearerClientAssertion.
 
 This module is the glue: an in-memory, lock-protected store, the
 pre-registered clients and users, and the Flask routes.  The one piece of
@@ -41,6 +43,7 @@ from authlib.oauth2 import OAuth2Error
 from authlib.oauth2.rfc6749 import (
     AuthorizationCodeMixin,
     ClientMixin,
+    InvalidClientError,
     InvalidGrantError,
     InvalidRequestError,
     InvalidScopeError,
@@ -70,6 +73,57 @@ KNOWN_AUDIENCES = {"courier-gateway", "courier-api"}
 AUTH_CODE_LIFETIME = 600  # seconds, RFC 6749 section 4.1.2 recommends <= 10 min
 
 CONFIDENTIAL_METHODS = ("client_secret_basic", "client_secret_post")
+#: client authentication with a JWT assertion (RFC 7523 section 2.2)
+JWT_METHODS = ("private_key_jwt", "client_secret_jwt")
+JWT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+
+def _generate_assertion_keys() -> dict:
+    """Fresh key pairs for the private_key_jwt clients, made once per server process (never
+    stored on disk).  The tests fetch the private halves from GET /admin/client-keys."""
+    # Imported here: cryptography and joserfc would add a noticeable share to every start.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+    from joserfc.jwk import ECKey, RSAKey
+
+    def pem(key, fmt):
+        return key.private_bytes(serialization.Encoding.PEM, fmt, serialization.NoEncryption()).decode()
+
+    rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    ec_key = ec.generate_private_key(ec.SECP256R1())
+    pkcs8 = serialization.PrivateFormat.PKCS8
+    legacy = serialization.PrivateFormat.TraditionalOpenSSL  # PKCS#1 for RSA, SEC 1 for EC
+    return {
+        "courier-jwt-rs256": {
+            "alg": "RS256",
+            "kid": "rs256-test",
+            "private_pem": pem(rsa_key, pkcs8),
+            "private_pem_legacy": pem(rsa_key, legacy),
+            "public": RSAKey.import_key(pem(rsa_key, pkcs8)).as_dict(private=False),
+        },
+        "courier-jwt-es256": {
+            "alg": "ES256",
+            "kid": "es256-test",
+            "private_pem": pem(ec_key, pkcs8),
+            "private_pem_legacy": pem(ec_key, legacy),
+            "public": ECKey.import_key(pem(ec_key, pkcs8)).as_dict(private=False),
+        },
+    }
+
+
+_ASSERTION_KEYS: dict | None = None
+_ASSERTION_KEYS_LOCK = threading.Lock()
+#: the private_key_jwt clients and their algorithms
+ASSERTION_CLIENTS = {"courier-jwt-rs256": "RS256", "courier-jwt-es256": "ES256"}
+
+
+def assertion_keys() -> dict:
+    """The key pairs, made on first use (RSA key generation would slow every start)."""
+    global _ASSERTION_KEYS
+    with _ASSERTION_KEYS_LOCK:
+        if _ASSERTION_KEYS is None:
+            _ASSERTION_KEYS = _generate_assertion_keys()
+        return _ASSERTION_KEYS
 
 
 @dataclass(frozen=True)
@@ -98,10 +152,12 @@ class Client(ClientMixin):
     default_scope: str
     redirect_uris: tuple[str, ...] = ()
     introspect_any: bool = False  # resource servers may introspect any token
+    #: private_key_jwt / client_secret_jwt; None => the secret methods (or "none")
+    token_endpoint_auth_method: str | None = None
 
     @property
     def is_public(self):
-        return self.client_secret is None
+        return self.client_secret is None and self.token_endpoint_auth_method is None
 
     # -- authlib ClientMixin -------------------------------------------------
     def get_client_id(self):
@@ -153,11 +209,14 @@ class Client(ClientMixin):
         return without_port in self.redirect_uris
 
     def check_client_secret(self, client_secret):
-        if self.client_secret is None:
+        if self.client_secret is None or self.token_endpoint_auth_method is not None:
             return False
         return hmac.compare_digest(self.client_secret.encode(), client_secret.encode())
 
     def check_endpoint_auth_method(self, method, endpoint):
+        if self.token_endpoint_auth_method is not None:
+            # a JWT client authenticates with its registered method only
+            return method == self.token_endpoint_auth_method
         if self.is_public:
             # public clients: token endpoint and revocation, client_id only
             return method == "none" and endpoint in ("token", "revocation")
@@ -202,6 +261,27 @@ CLIENTS = {
             allowed_scopes=("read", "write", "profile"),
             default_scope="read write profile",
             redirect_uris=LOOPBACK_CALLBACKS,
+        ),
+        # RFC 7523 client assertions; keys from assertion_keys() (made per process)
+        *[
+            Client(
+                client_id=client_id,
+                client_secret=None,
+                grant_types=("client_credentials",),
+                allowed_scopes=("device", "read"),
+                default_scope="device",
+                token_endpoint_auth_method="private_key_jwt",
+            )
+            for client_id in ASSERTION_CLIENTS
+        ],
+        Client(
+            client_id="courier-secret-jwt",
+            # RFC 7518 section 3.2: an HS256 key of at least 256 bits
+            client_secret="courier-secret-jwt-test-fixture-secret-0123456789",
+            grant_types=("client_credentials",),
+            allowed_scopes=("device", "read"),
+            default_scope="device",
+            token_endpoint_auth_method="client_secret_jwt",
         ),
         Client(
             client_id="gateway",
@@ -296,6 +376,12 @@ class CodeRecord(AuthorizationCodeMixin):
         return self.scope
 
 
+#: admin/metadata: ``issuer`` and ``endpoint_origin`` replace the real values (to test a
+#: client's checks), ``max_age`` is the Cache-Control max-age, ``oauth_metadata`` off
+#: answers 404 at /.well-known/oauth-authorization-server (OpenID Connect only).
+METADATA_DEFAULTS = {"issuer": None, "endpoint_origin": None, "max_age": 3600, "oauth_metadata": True}
+
+
 class Store:
     def __init__(self, token_lifetime: int, refresh_lifetime: int | None):
         self.lock = threading.RLock()
@@ -308,6 +394,10 @@ class Store:
         # what POST /oauth/token does instead of answering normally (admin/token-fault)
         self.token_fault = {"mode": "none", "retry_after": None, "retry_after_form": "seconds", "delay_ms": 0}
         self.token_request_times: collections.deque[float] = collections.deque(maxlen=10000)
+        #: (client_id, jti) -> exp of every accepted client assertion not yet expired
+        self.used_jtis: dict[tuple[str, str], float] = {}
+        #: what the metadata documents say instead of the truth (admin/metadata)
+        self.metadata_override = dict(METADATA_DEFAULTS)
         self.reset_stats()
 
     # -- stats ---------------------------------------------------------------
@@ -332,6 +422,10 @@ class Store:
                 "code_reuse_detected": 0,
                 "token_requests": 0,  # every POST /oauth/token, answered, failed or faulted
                 "token_faults": 0,  # token requests a fault mode answered (down, 429, 503)
+                "client_assertions": 0,  # JWT client assertions accepted (each jti once)
+                "client_assertion_replays": 0,  # assertions refused because their jti was used
+                "metadata_requests": 0,  # GETs of either well-known metadata document
+                "metadata_requests_by_path": {},
             }
             self.token_request_times.clear()
 
@@ -354,6 +448,21 @@ class Store:
             out["refresh_lifetime"] = self.refresh_lifetime
             out["token_fault"] = self.token_fault["mode"]
             return out
+
+    def use_jti(self, client_id: str, jti, exp) -> bool:
+        """Records a client assertion's jti; False if the client used it before (RFC 7523
+        section 3, item 7).  Entries are dropped once the assertion would have expired."""
+        now = time.time()
+        with self.lock:
+            for key in [k for k, until in self.used_jtis.items() if until < now - 120]:
+                del self.used_jtis[key]
+            key = (client_id, str(jti))
+            if key in self.used_jtis:
+                self.stats["client_assertion_replays"] += 1
+                return False
+            self.used_jtis[key] = float(exp) if isinstance(exp, (int, float)) else now + 3600
+            self.stats["client_assertions"] += 1
+            return True
 
     def note_token_request(self) -> dict:
         """Counts a token request and returns the fault mode in force for it."""
@@ -475,7 +584,79 @@ class Store:
 # restricts confidential clients to secret_basic/secret_post and public
 # clients to "none".  (authlib's per-grant defaults are narrower: e.g.
 # RefreshTokenGrant and ClientCredentialsGrant only allow client_secret_basic.)
-TOKEN_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+TOKEN_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none", *JWT_METHODS]
+
+
+def public_origin() -> str:
+    """The origin the client used: the TLS front of the tests sets X-Forwarded-Proto and
+    keeps Host, so behind it this is ``https://127.0.0.1:<front port>``."""
+    proto = request.headers.get("X-Forwarded-Proto") or request.scheme
+    return f"{proto}://{request.host}"
+
+
+class ClientAssertionAuth:
+    """``private_key_jwt`` or ``client_secret_jwt``, one instance per method.  The work is
+    authlib's (``_assertion_auth_class``); this wrapper only imports it on first use, since
+    authlib's rfc7523 pulls in joserfc and cryptography, which would slow every start."""
+
+    def __init__(self, method: str, store: "Store"):
+        self.method = method
+        self.store = store
+        self._impl = None
+        self._lock = threading.Lock()
+
+    def __call__(self, query_client, request):
+        data = request.form
+        if data.get("client_assertion_type") != JWT_ASSERTION_TYPE or not data.get("client_assertion"):
+            return None
+        with self._lock:
+            if self._impl is None:
+                self._impl = _assertion_auth_class()(self.method, self.store)
+        return self._impl(query_client, request)
+
+
+def _assertion_auth_class():
+    from authlib.oauth2.rfc7523 import JWTBearerClientAssertion
+    from joserfc.jwk import ECKey, OctKey, RSAKey
+
+    class JWTClientAssertion(JWTBearerClientAssertion):
+        """authlib's JWTBearerClientAssertion does the work (signature, iss = sub, aud, exp,
+        jti present); this class says which key verifies, which audiences count and which
+        jtis were seen."""
+
+        def __init__(self, method: str, store: "Store"):
+            super().__init__(validate_jti=True, leeway=60)
+            self.CLIENT_AUTH_METHOD = method
+            self.store = store
+
+        def __call__(self, query_client, request):
+            # Leave a client registered for the other JWT method to the other instance.
+            _, claims = self.extract_assertion(request.form.get("client_assertion"))
+            sub = claims.get("sub")
+            client = query_client(sub) if isinstance(sub, str) else None
+            if client is not None and client.token_endpoint_auth_method not in (None, self.CLIENT_AUTH_METHOD):
+                return None
+            return super().__call__(query_client, request)
+
+        def get_audiences(self):
+            # RFC 7523 section 3: the token endpoint URL or the issuer, as the client sees them
+            origin = public_origin()
+            return [f"{origin}/oauth/token", origin]
+
+        def validate_jti(self, claims, jti):
+            return self.store.use_jti(claims["sub"], jti, claims.get("exp"))
+
+        def resolve_client_public_key(self, client):
+            if client.token_endpoint_auth_method != self.CLIENT_AUTH_METHOD:
+                raise InvalidClientError(
+                    description=f"The client is not registered for {self.CLIENT_AUTH_METHOD}."
+                )
+            if self.CLIENT_AUTH_METHOD == "client_secret_jwt":
+                return OctKey.import_key(client.client_secret)
+            jwk = assertion_keys()[client.client_id]["public"]
+            return RSAKey.import_key(jwk) if jwk["kty"] == "RSA" else ECKey.import_key(jwk)
+
+    return JWTClientAssertion
 
 
 def _store(grant) -> Store:
@@ -722,7 +903,7 @@ class IntrospectionEndpoint(_IntrospectionEndpoint):
 class RevocationEndpoint(_RevocationEndpoint):
     # authlib default is client_secret_basic only; public clients revoke
     # with client_id alone (RFC 7009 section 2.1 / 5)
-    CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+    CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none", *JWT_METHODS]
 
     def query_token(self, token_string, token_type_hint):
         return self.server.store.lookup(token_string, token_type_hint)
@@ -794,6 +975,8 @@ def create_app(store: Store, issuer: str, gateway_url: str | None = None) -> Fla
     server.register_grant(TokenExchangeGrant)
     server.register_endpoint(IntrospectionEndpoint)
     server.register_endpoint(RevocationEndpoint)
+    for method in JWT_METHODS:
+        server.register_client_auth_method(method, ClientAssertionAuth(method, store))
 
     # ---- OAuth endpoints -----------------------------------------------------
 
@@ -880,30 +1063,54 @@ def create_app(store: Store, issuer: str, gateway_url: str | None = None) -> Fla
         store.bump("revocations" if resp.status_code == 200 else "revocation_errors")
         return resp
 
+    def metadata_document(openid: bool):
+        with store.lock:
+            override = dict(store.metadata_override)
+            store.stats["metadata_requests"] += 1
+            by_path = store.stats["metadata_requests_by_path"]
+            by_path[request.path] = by_path.get(request.path, 0) + 1
+        # RFC 8414 section 3.2: the issuer is the URL the client used (behind the TLS front,
+        # its https origin), unless admin/metadata says otherwise.
+        origin = public_origin()
+        base = override["endpoint_origin"] or origin
+        document = {
+            "issuer": override["issuer"] or origin,
+            "authorization_endpoint": f"{base}/oauth/authorize",
+            "token_endpoint": f"{base}/oauth/token",
+            "introspection_endpoint": f"{base}/oauth/introspect",
+            "revocation_endpoint": f"{base}/oauth/revoke",
+            "scopes_supported": SCOPES,
+            "response_types_supported": ["code"],
+            "grant_types_supported": [
+                "authorization_code",
+                "client_credentials",
+                "password",
+                "refresh_token",
+                TOKEN_EXCHANGE_GRANT,
+            ],
+            "token_endpoint_auth_methods_supported": TOKEN_AUTH_METHODS,
+            "token_endpoint_auth_signing_alg_values_supported": ["RS256", "ES256", "HS256"],
+            "introspection_endpoint_auth_methods_supported": list(CONFIDENTIAL_METHODS),
+            "revocation_endpoint_auth_methods_supported": TOKEN_AUTH_METHODS,
+            "code_challenge_methods_supported": ["S256"],
+        }
+        if openid:
+            document["subject_types_supported"] = ["public"]
+        resp = jsonify(document)
+        resp.headers["Cache-Control"] = f"max-age={override['max_age']}"
+        return resp
+
     @app.get("/.well-known/oauth-authorization-server")
     def metadata():
-        return jsonify(
-            {
-                "issuer": issuer,
-                "authorization_endpoint": f"{issuer}/oauth/authorize",
-                "token_endpoint": f"{issuer}/oauth/token",
-                "introspection_endpoint": f"{issuer}/oauth/introspect",
-                "revocation_endpoint": f"{issuer}/oauth/revoke",
-                "scopes_supported": SCOPES,
-                "response_types_supported": ["code"],
-                "grant_types_supported": [
-                    "authorization_code",
-                    "client_credentials",
-                    "password",
-                    "refresh_token",
-                    TOKEN_EXCHANGE_GRANT,
-                ],
-                "token_endpoint_auth_methods_supported": TOKEN_AUTH_METHODS,
-                "introspection_endpoint_auth_methods_supported": list(CONFIDENTIAL_METHODS),
-                "revocation_endpoint_auth_methods_supported": TOKEN_AUTH_METHODS,
-                "code_challenge_methods_supported": ["S256"],
-            }
-        )
+        if not store.metadata_override["oauth_metadata"]:
+            with store.lock:
+                store.stats["metadata_requests"] += 1
+            return jsonify({"error": "not_found", "path": request.path}), 404
+        return metadata_document(openid=False)
+
+    @app.get("/.well-known/openid-configuration")
+    def openid_configuration():
+        return metadata_document(openid=True)
 
     @app.get("/healthz")
     def healthz():
@@ -977,6 +1184,29 @@ def create_app(store: Store, issuer: str, gateway_url: str | None = None) -> Fla
                 }
         with store.lock:
             return jsonify(store.token_fault)
+
+    @app.get("/admin/client-keys")
+    def admin_client_keys():
+        # the private keys of the private_key_jwt clients (made at start, test use only)
+        return jsonify(assertion_keys())
+
+    @app.route("/admin/metadata", methods=["GET", "POST"])
+    def admin_metadata():
+        if request.method == "POST":
+            update = dict(METADATA_DEFAULTS)  # every POST starts from the truth
+            for key in ("issuer", "endpoint_origin"):
+                update[key] = request.values.get(key) or None
+            raw = request.values.get("max_age")
+            if raw is not None:
+                try:
+                    update["max_age"] = int(raw)
+                except ValueError:
+                    return jsonify({"error": "invalid_request", "error_description": "max_age must be an integer"}), 400
+            update["oauth_metadata"] = request.values.get("oauth_metadata", "on") != "off"
+            with store.lock:
+                store.metadata_override = update
+        with store.lock:
+            return jsonify(store.metadata_override)
 
     @app.get("/admin/token-requests")
     def admin_token_requests():

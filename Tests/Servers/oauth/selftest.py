@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
+import hmac
 import http.client as httpclient
 import json
 import os
@@ -170,6 +171,90 @@ def main():
         # ---------------------------------------------------------- metadata
         r = http("GET", f"{A}/.well-known/oauth-authorization-server")
         check("metadata", r.status == 200 and r.json["token_endpoint"] == TOKEN, r)
+
+        check("metadata cache-control", r.headers.get("cache-control") == "max-age=3600", r.headers)
+        check("metadata issuer is the origin used", r.json["issuer"] == A, r)
+        check("metadata lists the JWT methods", {"private_key_jwt", "client_secret_jwt"}
+              <= set(r.json["token_endpoint_auth_methods_supported"]), r)
+        r = http("GET", f"{A}/.well-known/openid-configuration")
+        check("openid-configuration", r.status == 200 and r.json["token_endpoint"] == TOKEN
+              and r.json["issuer"] == A, r)
+        r = http("GET", f"{A}/.well-known/oauth-authorization-server", headers={"X-Forwarded-Proto": "https"})
+        check("metadata behind a TLS front", r.json["issuer"] == "https://" + A.split("://", 1)[1], r)
+        http("POST", f"{A}/admin/metadata", form={"issuer": "https://other.example", "max_age": "5",
+                                                   "endpoint_origin": "https://elsewhere.example",
+                                                   "oauth_metadata": "off"})
+        r = http("GET", f"{A}/.well-known/oauth-authorization-server")
+        check("admin metadata: no RFC 8414 document", r.status == 404, r)
+        r = http("GET", f"{A}/.well-known/openid-configuration")
+        check("admin metadata: lies as told", r.json["issuer"] == "https://other.example"
+              and r.json["token_endpoint"] == "https://elsewhere.example/oauth/token"
+              and r.headers.get("cache-control") == "max-age=5", r)
+        http("POST", f"{A}/admin/metadata", form={})
+        r = http("GET", f"{A}/.well-known/oauth-authorization-server")
+        check("admin metadata: reset", r.status == 200 and r.json["issuer"] == A, r)
+        stats = http("GET", f"{A}/admin/stats").json
+        check("metadata requests counted", stats["metadata_requests"] >= 6, stats)
+
+        # ------------------------------------------- JWT client assertions (RFC 7523)
+        def b64url(data):
+            return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+        def secret_jwt(client_id, secret, aud=TOKEN, jti=None, exp_in=60):
+            now = int(time.time())
+            header = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+            claims = b64url(json.dumps({"iss": client_id, "sub": client_id, "aud": aud, "iat": now,
+                                        "exp": now + exp_in, "jti": jti or secrets.token_urlsafe(16)}).encode())
+            mac = hmac.new(secret.encode(), f"{header}.{claims}".encode(), hashlib.sha256).digest()
+            return f"{header}.{claims}.{b64url(mac)}"
+
+        def assertion_form(jwt, **extra):
+            return {"grant_type": "client_credentials", "client_assertion": jwt,
+                    "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer", **extra}
+
+        SJ = ("courier-secret-jwt", "courier-secret-jwt-test-fixture-secret-0123456789")
+        jwt = secret_jwt(*SJ)
+        r = http("POST", TOKEN, form=assertion_form(jwt))
+        check("client_secret_jwt 200", r.status == 200 and r.json["scope"] == "device", r)
+        r = http("POST", TOKEN, form=assertion_form(jwt))
+        check("client_secret_jwt replayed jti -> invalid_client", r.json and r.json["error"] == "invalid_client"
+              and "used" in r.json.get("error_description", ""), r)
+        r = http("POST", TOKEN, form=assertion_form(secret_jwt(SJ[0], "x" * 48)))
+        check("client_secret_jwt wrong secret -> invalid_client", r.json["error"] == "invalid_client", r)
+        r = http("POST", TOKEN, form=assertion_form(secret_jwt(*SJ, aud="https://other.example/token")))
+        check("client_secret_jwt wrong aud -> invalid_client", r.json["error"] == "invalid_client", r)
+        r = http("POST", TOKEN, form=assertion_form(secret_jwt(*SJ, exp_in=-3600)))
+        check("client_secret_jwt expired -> invalid_client", r.json["error"] == "invalid_client", r)
+        r = http("POST", TOKEN, form={"grant_type": "client_credentials"}, basic=SJ)
+        check("client_secret_jwt client may not use basic", r.json["error"] == "invalid_client", r)
+        r = http("POST", TOKEN, form=assertion_form(secret_jwt("courier-device", "device-secret")))
+        check("a secret client may not use client_secret_jwt", r.json["error"] == "invalid_client", r)
+        keys = http("GET", f"{A}/admin/client-keys").json
+        try:
+            from joserfc import jwt as jose_jwt
+            from joserfc.jwk import ECKey, RSAKey
+        except ImportError:  # pragma: no cover - authlib depends on joserfc
+            jose_jwt = None
+        if check("client keys served", set(keys) == {"courier-jwt-rs256", "courier-jwt-es256"}, keys) and jose_jwt:
+            for client_id, entry in keys.items():
+                key_class = RSAKey if entry["alg"] == "RS256" else ECKey
+                for form_name in ("private_pem", "private_pem_legacy"):
+                    key = key_class.import_key(entry[form_name])
+                    now = int(time.time())
+                    claims = {"iss": client_id, "sub": client_id, "aud": TOKEN, "iat": now, "exp": now + 60,
+                              "jti": secrets.token_urlsafe(16)}
+                    signed = jose_jwt.encode({"alg": entry["alg"], "kid": entry["kid"]}, claims, key)
+                    r = http("POST", TOKEN, form=assertion_form(signed))
+                    check(f"private_key_jwt {entry['alg']} ({form_name}) 200", r.status == 200, r)
+                other = keys["courier-jwt-es256" if entry["alg"] == "RS256" else "courier-jwt-rs256"]
+                wrong_key = (ECKey if other["alg"] == "ES256" else RSAKey).import_key(other["private_pem"])
+                claims["jti"] = secrets.token_urlsafe(16)
+                signed = jose_jwt.encode({"alg": other["alg"]}, claims, wrong_key)
+                r = http("POST", TOKEN, form=assertion_form(signed))
+                check(f"private_key_jwt {entry['alg']} wrong key -> invalid_client",
+                      r.json and r.json["error"] == "invalid_client", r)
+        stats = http("GET", f"{A}/admin/stats").json
+        check("assertions counted", stats["client_assertions"] >= 1 and stats["client_assertion_replays"] == 1, stats)
 
         # ---------------------------------------------------- client_credentials
         r = http("POST", TOKEN, form={"grant_type": "client_credentials"}, basic=DEVICE)

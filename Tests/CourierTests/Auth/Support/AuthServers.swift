@@ -119,6 +119,7 @@ private actor AuthFront {
                         proxy_pass \(upstream.absoluteString);
                         proxy_http_version 1.1;
                         proxy_set_header Host $http_host;
+                        proxy_set_header X-Forwarded-Proto https;
                         proxy_read_timeout 1h;
                     }
                 }
@@ -268,6 +269,33 @@ struct OAuthAdmin: Sendable {
         let answer = try await json(.get, "/admin/token-requests")
         let times = (answer["times"] as? [Double]) ?? []
         return (times.filter { $0 > since }, answer["now"] as? Double ?? 0)
+    }
+
+    /// The private_key_jwt clients' keys, made by the server at its start: by client id
+    /// (`courier-jwt-rs256`, `courier-jwt-es256`), each with `alg`, `kid`, `private_pem`
+    /// (PKCS#8) and `private_pem_legacy` (PKCS#1 for RSA, SEC 1 for EC).
+    func clientKeys() async throws -> [String: [String: Any]] {
+        try await json(.get, "/admin/client-keys") as? [String: [String: Any]] ?? [:]
+    }
+
+    /// What the metadata documents say from now on: another `issuer`, endpoints on another
+    /// origin, a `Cache-Control: max-age`, no RFC 8414 document (404). No argument: the truth.
+    func setMetadata(
+        issuer: String? = nil,
+        endpointOrigin: String? = nil,
+        maxAge: Int? = nil,
+        oauthMetadata: Bool = true
+    ) async throws {
+        var form: [String: String] = ["oauth_metadata": oauthMetadata ? "on" : "off"]
+        if let issuer { form["issuer"] = issuer }
+        if let endpointOrigin { form["endpoint_origin"] = endpointOrigin }
+        if let maxAge { form["max_age"] = String(maxAge) }
+        _ = try await json(.post, "/admin/metadata", form: form)
+    }
+
+    /// How many times the metadata documents were fetched, by path.
+    func metadataRequests() async throws -> [String: Int] {
+        (try await stats()["metadata_requests_by_path"] as? [String: Int]) ?? [:]
     }
 
     /// RFC 7662 introspection as the gateway client (which may introspect any token).
