@@ -61,7 +61,9 @@ public final class UserClient: Sendable {
         derived.withLock { derived in
             if let implicit = derived.implicit { return implicit }
             let userBroker = broker
-            let userAccessToken: @Sendable () async throws -> String = { try await userBroker.token().token.accessToken }
+            let userAccessToken: @Sendable () async throws -> String = {
+                try await userBroker.token().token.accessToken
+            }
             let implicit = TokenBroker(
                 level: .implicit,
                 endpoint: shared.endpoint,

@@ -305,14 +305,15 @@ public actor Session {
         }
         var options = snapshot.configuration.transferOptions(deadline: deadline)
         options.reportsProgress = true
-        var context = MiddlewareContext(
+        var taskContext = MiddlewareContext(
             taskID: task.id,
             logger: logger ?? Self.silentLogger,
             options: options,
             control: task.control,
             retryPolicy: retryPolicy
         )
-        context.userCredential = credential
+        taskContext.userCredential = credential
+        let context = taskContext
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
         task.start { [self] in
             defer { _ = state.withLock { $0.tasks.removeValue(forKey: task.id) } }

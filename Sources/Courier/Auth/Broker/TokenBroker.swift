@@ -456,8 +456,9 @@ actor TokenBroker {
         operationsInFlight.add(1, ordering: .relaxed)
         let task = Task {
             let result = await self.run(operation, current: current, strategy: strategy)
-            self.finish(operation.id, future: future, result: result)
+            // Done before the waiters resume: the result is in the store by now.
             self.operationsInFlight.subtract(1, ordering: .releasing)
+            self.finish(operation.id, future: future, result: result)
         }
         return (future, task)
     }
