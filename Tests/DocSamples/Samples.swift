@@ -680,6 +680,38 @@ func sample_RetriesRedirectsAndTimeouts_3() async throws {
 #sourceLocation()
 }
 
+// Documentation.docc/Articles/ServingManyUsers.md, sample 1
+func sample_ServingManyUsers_1() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 14)
+    // Sign-in, once per user.
+    try await access.userClient(for: "account-1842").authenticate(username: "alice", password: "wonderland")
+
+    // Then, on every request of that user.
+    let profile = try await access.userClient(for: "account-1842")
+        .sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
+    print(profile.statusCode)
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/ServingManyUsers.md, sample 2
+func sample_ServingManyUsers_2() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 71)
+    var configuration = configuration
+    configuration.tokenStore = EncryptedFileTokenStore(path: "/var/lib/my-service/tokens.store")
+    configuration.maximumUsersInMemory = 50_000
+    let access = try ResourceAccess(configuration: configuration)
+    print("up to \(access.configuration.maximumUsersInMemory) users in memory")
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/ServingManyUsers.md, sample 3
+func sample_ServingManyUsers_3() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 87)
+    let report = await access.userClient(for: "account-1842").logout()
+    if !report.isComplete { print("logout left work undone: \(report.failures)") }
+#sourceLocation()
+}
+
 // Documentation.docc/Articles/Testing.md, sample 1
 @Suite(.disabled("a documentation sample: compiled, never run"))
 struct sample_Testing_1 {

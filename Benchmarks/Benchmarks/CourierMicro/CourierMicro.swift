@@ -284,4 +284,6 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(try await task.value)
         }
     }
+
+    registerManyUsersBenchmarks()
 }

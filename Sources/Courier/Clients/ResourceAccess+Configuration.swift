@@ -89,9 +89,16 @@ extension ResourceAccess {
         /// (see ``Session/Configuration/retryPolicy``); ``RetryPolicy/default`` by default.
         /// Token requests are not retried by it.
         public var retryPolicy: RetryPolicy
-        /// Called at the end of ``UserClient/logout()``: clear what your app cached for the
-        /// user.
+        /// Called at the end of ``UserClient/logout()`` of ``ResourceAccess/userClient``: clear
+        /// what your app cached for the user. Not called for the keyed users of
+        /// ``ResourceAccess/userClient(for:)``: whoever logs one out knows which it was.
         public var onLogout: (@Sendable () async -> Void)?
+        /// The most keyed users (``ResourceAccess/userClient(for:)``) kept in memory: 10,000 by
+        /// default. Past it, the least recently used user that is not in use — no request,
+        /// task or renewal in flight, no reference held — is evicted; its tokens stay in
+        /// ``tokenStore`` and are read again on its next use. An idle user costs well under
+        /// 2 KB, so the default bounds them to about 20 MB.
+        public var maximumUsersInMemory: Int
 
         /// Creates a configuration.
         ///
@@ -140,6 +147,7 @@ extension ResourceAccess {
             self.stallTimeout = .seconds(30)
             self.retryPolicy = .default
             self.onLogout = nil
+            self.maximumUsersInMemory = 10_000
         }
     }
 

@@ -18,6 +18,9 @@ import Logging
 /// await access.shutdown()
 /// ```
 ///
+/// A service that acts for many users gets each one's client with ``userClient(for:)``, keyed
+/// by its own id for the user; see <doc:ServingManyUsers>.
+///
 /// ### The request kinds and their tokens
 ///
 /// | kind | method | token |
@@ -48,6 +51,10 @@ public final class ResourceAccess: Sendable {
     public let userClient: UserClient
     /// Device-bound requests: anonymous and unauthenticated.
     public let deviceClient: DeviceClient
+    /// The keyed users in memory (``userClient(for:)``).
+    let users: UserRegistry
+    /// What the single user and every keyed user share.
+    private let userShared: UserClient.Shared
     /// The transport every request goes through; its ``Transport/security`` is secured.
     public let transport: any Transport
     private let ownsTransport: Bool
@@ -151,11 +158,16 @@ public final class ResourceAccess: Sendable {
             )
         }
         let factory = ClientSessionFactory(configuration: configuration, transport: transport, logging: logging)
-        self.userClient = UserClient(
+        let userShared = UserClient.Shared(
             configuration: configuration,
             endpoint: endpoint(configuration.userClient),
             sessions: factory
         )
+        self.userShared = userShared
+        self.userClient = UserClient(user: nil, shared: userShared)
+        self.users = UserRegistry(maximumCount: configuration.maximumUsersInMemory) { key in
+            UserClient(user: key, shared: userShared)
+        }
         self.deviceClient = DeviceClient(
             configuration: configuration,
             endpoint: endpoint(configuration.deviceClient),
@@ -189,7 +201,7 @@ public final class ResourceAccess: Sendable {
 
     /// Cancels every request and, when this instance created its transport, stops it.
     public func shutdown() async {
-        await userClient.shutdown()
+        await userShared.shutdown()
         await deviceClient.shutdown()
         if ownsTransport { await transport.shutdown() }
     }

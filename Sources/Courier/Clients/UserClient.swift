@@ -5,7 +5,10 @@ public import Logging
 /// implicit token), and exchanged (an RFC 8693 token for another scope or audience). Also
 /// sign-in and logout.
 ///
-/// Obtain it from ``ResourceAccess/userClient``.
+/// Obtain it from ``ResourceAccess/userClient`` for the one user of an app, or from
+/// ``ResourceAccess/userClient(for:)`` for each of the many users a service acts for: every
+/// user has its own tokens and signs in, renews and logs out on its own, and all of them
+/// share the sessions of one ``ResourceAccess``.
 ///
 /// ```swift
 /// try await access.userClient.authenticate(username: "alice", password: "wonderland")
@@ -23,58 +26,72 @@ public import Logging
 public final class UserClient: Sendable {
     /// The broker of the user's token.
     let broker: TokenBroker
-    /// The broker of the implicit token.
-    let implicitBroker: TokenBroker
-    /// The token endpoint of the user client.
-    let endpoint: TokenEndpoint
+    /// The service's key for the user; `nil` for ``ResourceAccess/userClient``.
+    let user: String?
+    /// What every user of the ``ResourceAccess`` shares.
+    let shared: Shared
+    /// The brokers derived from the user's token, made on first use.
+    private let derived = LockedBox(Derived())
 
-    private let configuration: ResourceAccess.Configuration
-    private let sessions: ClientSessionFactory
-    private let authenticated: Session
-    private let implicit: Session
-    private let exchanges = LockedBox(Exchanges())
-
-    /// The brokers and sessions of exchanged tokens, and whether the client was shut down.
-    private struct Exchanges {
-        var entries: [TokenExchangeRequest: (broker: TokenBroker, session: Session)] = [:]
-        var isShutDown = false
+    /// The implicit broker and the exchanged brokers.
+    private struct Derived {
+        var implicit: TokenBroker?
+        var exchanges: [TokenExchangeRequest: TokenBroker] = [:]
     }
 
-    init(configuration: ResourceAccess.Configuration, endpoint: TokenEndpoint, sessions: ClientSessionFactory) {
-        self.configuration = configuration
-        self.endpoint = endpoint
-        self.sessions = sessions
-        let broker = TokenBroker(
+    /// The token endpoint of the user client.
+    var endpoint: TokenEndpoint { shared.endpoint }
+
+    init(user: String?, shared: Shared) {
+        self.user = user
+        self.shared = shared
+        self.broker = TokenBroker(
             level: .user,
-            endpoint: endpoint,
-            strategy: configuration.strategies.userRenewal ?? RefreshTokenGrant(),
-            store: configuration.tokenStore,
-            configuration: configuration.tokenBroker,
-            logger: configuration.logger
+            endpoint: shared.endpoint,
+            strategy: shared.userRenewal,
+            store: shared.store,
+            configuration: shared.brokerConfiguration,
+            logger: shared.logger,
+            user: user
         )
-        let userAccessToken: @Sendable () async throws -> String = { try await broker.token().token.accessToken }
-        let implicitStrategy =
-            configuration.strategies.implicit
-            ?? TokenExchangeGrant(scope: configuration.implicitScope) { (try await userAccessToken(), .accessToken) }
-        let implicitBroker = TokenBroker(
-            level: .implicit,
-            endpoint: endpoint,
-            strategy: implicitStrategy,
-            store: configuration.tokenStore,
-            configuration: configuration.tokenBroker,
-            logger: configuration.logger,
-            userTokenSource: userAccessToken
-        )
-        self.broker = broker
-        self.implicitBroker = implicitBroker
-        self.authenticated = sessions.session(
-            kind: .authenticated,
-            credential: BearerTokenMiddleware(broker: broker, policy: sessions.transport.security)
-        )
-        self.implicit = sessions.session(
-            kind: .implicit,
-            credential: BearerTokenMiddleware(broker: implicitBroker, policy: sessions.transport.security)
-        )
+    }
+
+    /// The broker of the implicit token, made on first use.
+    var implicitBroker: TokenBroker {
+        derived.withLock { derived in
+            if let implicit = derived.implicit { return implicit }
+            let userBroker = broker
+            let userAccessToken: @Sendable () async throws -> String = {
+                try await userBroker.token().token.accessToken
+            }
+            let implicit = TokenBroker(
+                level: .implicit,
+                endpoint: shared.endpoint,
+                strategy: shared.implicitStrategy
+                    ?? TokenExchangeGrant(scope: shared.implicitScope) { (try await userAccessToken(), .accessToken) },
+                store: shared.store,
+                configuration: shared.brokerConfiguration,
+                logger: shared.logger,
+                user: user,
+                userTokenSource: userAccessToken
+            )
+            derived.implicit = implicit
+            return implicit
+        }
+    }
+
+    /// Whether one of the user's brokers is renewing or loading a token.
+    var hasOperationInFlight: Bool {
+        if broker.hasOperationInFlight { return true }
+        return derived.withLock { derived in
+            (derived.implicit?.hasOperationInFlight ?? false)
+                || derived.exchanges.values.contains { $0.hasOperationInFlight }
+        }
+    }
+
+    /// What a request of this user carries on the shared session.
+    private func credential(_ broker: TokenBroker) -> UserCredential {
+        UserCredential(broker: broker, user: self)
     }
 
     // MARK: Sign-in
@@ -91,7 +108,7 @@ public final class UserClient: Sendable {
     @discardableResult
     public func authenticate(username: String, password: String) async throws -> OAuth2Token {
         try await authenticate(
-            with: PasswordGrant(username: username, password: password, scope: configuration.userScope)
+            with: PasswordGrant(username: username, password: password, scope: shared.userScope)
         )
     }
 
@@ -113,7 +130,7 @@ public final class UserClient: Sendable {
         try await authenticate(
             with: AuthorizationCodeGrant(
                 redirectURI: redirectURI,
-                scope: configuration.userScope,
+                scope: shared.userScope,
                 additionalAuthorizationParameters: additionalParameters,
                 browser: browser
             )
@@ -138,10 +155,15 @@ public final class UserClient: Sendable {
         do {
             token = try await broker.authorize(with: grant).token
         } catch {
-            throw authenticated.tagged(error)
+            throw shared.authenticated.tagged(error)
         }
-        // Tokens derived from the previous identity must not outlive it.
-        _ = try? await implicitBroker.wipe()
+        // Tokens derived from the previous identity must not outlive it, in memory or stored.
+        if let implicit = derived.withLock({ $0.implicit }) {
+            _ = try? await implicit.wipe()
+        } else {
+            let key = TokenStoreKey(clientID: endpoint.client.clientID, level: .implicit, user: user)
+            try? await shared.store.setToken(nil, for: key)
+        }
         for derived in takeExchangeBrokers() { _ = try? await derived.wipe() }
         return token
     }
@@ -155,7 +177,7 @@ public final class UserClient: Sendable {
         do {
             return try await broker.currentToken()
         } catch {
-            throw authenticated.tagged(error)
+            throw shared.authenticated.tagged(error)
         }
     }
 
@@ -178,7 +200,7 @@ public final class UserClient: Sendable {
     /// - Throws: ``CourierError`` with ``CourierError/requestKind`` `.authenticated`
     ///   (``CourierError/Kind/userNotAuthenticated`` when there is no user); `CancellationError`.
     public func sendAuthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws -> Response {
-        try await authenticated.send(request, logger: logger)
+        try await shared.authenticated.send(request, credential: credential(broker), logger: logger)
     }
 
     /// Starts a request with the user's token as an observable task.
@@ -189,7 +211,7 @@ public final class UserClient: Sendable {
     /// - Returns: The running task; ``NetworkTask/response`` is the HTTP response.
     /// - Throws: ``CourierError`` for bad input, before anything starts.
     public func startAuthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
-        try authenticated.task(for: request, logger: logger)
+        try shared.authenticated.task(for: request, credential: credential(broker), logger: logger)
     }
 
     /// Sends a request with the implicit token.
@@ -201,7 +223,7 @@ public final class UserClient: Sendable {
     /// - Throws: As ``sendAuthenticatedRequest(_:logger:)``, with ``CourierError/requestKind``
     ///   `.implicit`.
     public func sendImplicitRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws -> Response {
-        try await implicit.send(request, logger: logger)
+        try await shared.implicit.send(request, credential: credential(implicitBroker), logger: logger)
     }
 
     /// Starts a request with the implicit token as an observable task.
@@ -212,7 +234,7 @@ public final class UserClient: Sendable {
     /// - Returns: The running task.
     /// - Throws: ``CourierError`` for bad input.
     public func startImplicitRequest(_ request: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
-        try implicit.task(for: request, logger: logger)
+        try shared.implicit.task(for: request, credential: credential(implicitBroker), logger: logger)
     }
 
     /// Sends a request with a token exchanged from the user's (RFC 8693) for another scope,
@@ -239,7 +261,7 @@ public final class UserClient: Sendable {
         exchange: TokenExchangeRequest,
         logger: Logger? = nil
     ) async throws -> Response {
-        try await exchangeEntry(exchange).session.send(request, logger: logger)
+        try await shared.authenticated.send(request, credential: credential(exchangeBroker(exchange)), logger: logger)
     }
 
     /// Starts a request with an exchanged token as an observable task.
@@ -255,49 +277,41 @@ public final class UserClient: Sendable {
         exchange: TokenExchangeRequest,
         logger: Logger? = nil
     ) throws -> NetworkTask {
-        try exchangeEntry(exchange).session.task(for: request, logger: logger)
+        try shared.authenticated.task(for: request, credential: credential(exchangeBroker(exchange)), logger: logger)
     }
 
     /// The broker of an exchanged token, created on first use.
-    func exchangeBroker(_ exchange: TokenExchangeRequest) throws -> TokenBroker {
-        try exchangeEntry(exchange).broker
-    }
-
-    private func exchangeEntry(_ exchange: TokenExchangeRequest) throws -> (broker: TokenBroker, session: Session) {
-        try exchanges.withLock { exchanges in
-            if let entry = exchanges.entries[exchange] { return entry }
-            guard !exchanges.isShutDown else { throw authenticated.tagged(CourierError.shutDown("user client")) }
+    func exchangeBroker(_ exchange: TokenExchangeRequest) -> TokenBroker {
+        derived.withLock { derived in
+            if let broker = derived.exchanges[exchange] { return broker }
             let userBroker = broker
             let userAccessToken: @Sendable () async throws -> String = {
                 try await userBroker.token().token.accessToken
             }
             let exchangeBroker = TokenBroker(
                 level: exchange.level,
-                endpoint: endpoint,
+                endpoint: shared.endpoint,
                 strategy: TokenExchangeGrant(
                     scope: exchange.scope,
                     audience: exchange.audience,
                     resource: exchange.resource
                 ) { (try await userAccessToken(), .accessToken) },
-                store: configuration.tokenStore,
-                configuration: configuration.tokenBroker,
-                logger: configuration.logger,
+                store: shared.store,
+                configuration: shared.brokerConfiguration,
+                logger: shared.logger,
+                user: user,
                 userTokenSource: userAccessToken
             )
-            let session = sessions.session(
-                kind: .authenticated,
-                credential: BearerTokenMiddleware(broker: exchangeBroker, policy: sessions.transport.security)
-            )
-            exchanges.entries[exchange] = (exchangeBroker, session)
-            return (exchangeBroker, session)
+            derived.exchanges[exchange] = exchangeBroker
+            return exchangeBroker
         }
     }
 
     /// Removes the exchanged brokers, returning them: they belong to the identity that ends.
     private func takeExchangeBrokers() -> [TokenBroker] {
-        exchanges.withLock { exchanges -> [TokenBroker] in
-            let brokers = exchanges.entries.values.map(\.broker)
-            exchanges.entries.removeAll()
+        derived.withLock { derived -> [TokenBroker] in
+            let brokers = Array(derived.exchanges.values)
+            derived.exchanges.removeAll()
             return brokers
         }
     }
@@ -316,7 +330,8 @@ public final class UserClient: Sendable {
     public func logout() async -> UserClient.LogoutReport {
         var report = UserClient.LogoutReport()
         var tokens: [OAuth2Token] = []
-        for broker in [broker, implicitBroker] + takeExchangeBrokers() {
+        let implicit = derived.withLock { $0.implicit }
+        for broker in [broker] + (implicit.map { [$0] } ?? []) + takeExchangeBrokers() {
             let current = try? await broker.currentToken()
             do {
                 if let wiped = try await broker.wipe() ?? current { tokens.append(wiped) }
@@ -326,7 +341,8 @@ public final class UserClient: Sendable {
             }
         }
         do {
-            try await configuration.tokenStore.removeTokens(clientID: endpoint.client.clientID)
+            // This user's tokens only — every level, those of brokers not in memory too.
+            try await shared.store.removeTokens(clientID: endpoint.client.clientID, user: user)
         } catch {
             report.failures.append(Self.storeFailure(error))
         }
@@ -338,7 +354,7 @@ public final class UserClient: Sendable {
             for refresh in refreshTokens { await revoke(refresh, hint: .refreshToken, into: &report) }
             for token in tokens { await revoke(token.accessToken, hint: .accessToken, into: &report) }
         }
-        await configuration.onLogout?()
+        if user == nil { await shared.onLogout?() }
         return report
     }
 
@@ -357,17 +373,6 @@ public final class UserClient: Sendable {
 
     private static func storeFailure(_ error: any Error) -> CourierError {
         .tokenStore(error, level: nil, "the token store could not be cleared")
-    }
-
-    func shutdown() async {
-        await authenticated.shutdown()
-        await implicit.shutdown()
-        let sessions = exchanges.withLock { exchanges in
-            exchanges.isShutDown = true
-            return exchanges.entries.values.map(\.session)
-        }
-        for session in sessions { await session.shutdown() }
-        await endpoint.session.shutdown()
     }
 }
 

@@ -15,6 +15,10 @@ public struct MiddlewareContext: Sendable {
     /// The retry policy of this request, or `nil` for the session's
     /// ``Session/Configuration/retryPolicy``; a request's ``ResourceRequest/retryPolicy``.
     public var retryPolicy: RetryPolicy?
+    /// The token of a user-bound request on a session every user shares: which broker the
+    /// credential middleware asks, and the user it belongs to, kept in memory while the
+    /// request runs. `nil` on sessions whose credential middleware holds its own broker.
+    var userCredential: UserCredential?
 
     /// Creates a context.
     ///

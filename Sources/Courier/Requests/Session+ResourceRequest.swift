@@ -19,6 +19,15 @@ extension Session {
     /// - Throws: ``CourierError`` for bad input, a refused request or a failed transfer;
     ///   `CancellationError` when cancelled.
     public nonisolated func send(_ resource: ResourceRequest, logger: Logger? = nil) async throws -> Response {
+        try await send(resource, credential: nil, logger: logger)
+    }
+
+    /// Sends a resource request carrying the token of `credential` (a shared user session).
+    nonisolated func send(
+        _ resource: ResourceRequest,
+        credential: UserCredential?,
+        logger: Logger?
+    ) async throws -> Response {
         let translated: (request: HTTPRequest, body: RequestBody?)
         do {
             translated = try resource.makeHTTPRequest()
@@ -31,6 +40,7 @@ extension Session {
             endpoint: resource.endpoint,
             deadline: resource.deadline,
             retryPolicy: resource.retryPolicy,
+            credential: credential,
             logger: logger
         )
     }
@@ -43,6 +53,15 @@ extension Session {
     /// - Returns: The running task; its ``NetworkTask/response`` is the HTTP response.
     /// - Throws: ``CourierError`` for bad input, before a task is made.
     public nonisolated func task(for resource: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
+        try task(for: resource, credential: nil, logger: logger)
+    }
+
+    /// Starts an observable task for a resource request carrying the token of `credential`.
+    nonisolated func task(
+        for resource: ResourceRequest,
+        credential: UserCredential?,
+        logger: Logger?
+    ) throws -> NetworkTask {
         let translated: (request: HTTPRequest, body: RequestBody?)
         do {
             translated = try resource.makeHTTPRequest()
@@ -54,6 +73,7 @@ extension Session {
             body: translated.body,
             deadline: resource.deadline,
             retryPolicy: resource.retryPolicy,
+            credential: credential,
             logger: logger
         )
     }

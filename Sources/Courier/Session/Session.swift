@@ -212,18 +212,20 @@ public actor Session {
         deadline: ContinuousClock.Instant? = nil,
         retryPolicy: RetryPolicy? = nil,
         streamed: Bool = false,
+        credential: UserCredential? = nil,
         logger: Logger?
     ) async throws -> Response {
         let snapshot = state.withLock { $0.snapshot }
         var options = snapshot.configuration.transferOptions(deadline: deadline)
         if streamed { options.responseBody = .streamed(bufferBytes: snapshot.configuration.streamBufferSize) }
-        let context = MiddlewareContext(
+        var context = MiddlewareContext(
             taskID: .next(),
             logger: logger ?? Self.silentLogger,
             options: options,
             control: .none,
             retryPolicy: retryPolicy
         )
+        context.userCredential = credential
         do {
             var response = try await snapshot.pipeline(try prepare(request, snapshot: snapshot), body, context)
             response.endpoint = endpoint
@@ -286,12 +288,14 @@ public actor Session {
         task(for: request, body: body, deadline: nil, retryPolicy: nil, logger: logger)
     }
 
-    /// Starts an observable task that must have its response by `deadline`.
+    /// Starts an observable task that must have its response by `deadline`, carrying the
+    /// token of `credential` on a shared user session.
     nonisolated func task(
         for request: HTTPRequest,
         body: RequestBody?,
         deadline: ContinuousClock.Instant?,
         retryPolicy: RetryPolicy?,
+        credential: UserCredential? = nil,
         logger: Logger?
     ) -> NetworkTask {
         let task = NetworkTask.make(request: request)
@@ -301,13 +305,15 @@ public actor Session {
         }
         var options = snapshot.configuration.transferOptions(deadline: deadline)
         options.reportsProgress = true
-        let context = MiddlewareContext(
+        var taskContext = MiddlewareContext(
             taskID: task.id,
             logger: logger ?? Self.silentLogger,
             options: options,
             control: task.control,
             retryPolicy: retryPolicy
         )
+        taskContext.userCredential = credential
+        let context = taskContext
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
         task.start { [self] in
             defer { _ = state.withLock { $0.tasks.removeValue(forKey: task.id) } }

@@ -27,6 +27,7 @@ import email.utils
 import hmac
 import ipaddress
 import math
+import re
 import socket
 import threading
 import time
@@ -137,10 +138,22 @@ class User:
         return self.username
 
 
-USERS = {
+class _Users(dict):
+    """The named users, plus a numbered family for tests of many users: `user-N`
+    (N = 1...100000) with the password `password`, made on first use."""
+
+    _NUMBERED = re.compile(r"user-([1-9][0-9]{0,4}|100000)")
+
+    def get(self, name, default=None):
+        if name not in self and isinstance(name, str) and self._NUMBERED.fullmatch(name):
+            self[name] = User(name, "password", f"User {name[5:]}", f"{name}@example.test")
+        return super().get(name, default)
+
+
+USERS = _Users({
     "alice": User("alice", "wonderland", "Alice Liddell", "alice@example.test"),
     "bob": User("bob", "builder", "Bob the Builder", "bob@example.test"),
-}
+})
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// A token with the version the broker gave it.
 ///
@@ -220,6 +221,13 @@ actor TokenBroker {
     private var lastWrite: Task<Void, Never>?
     private var counters = Statistics()
     private nonisolated let fastPath = LockedBox<(token: BrokeredToken, renewAt: Date)?>(nil)
+    /// Operations (load, renewal, grant) whose task has not ended.
+    private nonisolated let operationsInFlight = Atomic<Int>(0)
+
+    /// Whether an operation (a load, a renewal, a grant) is in flight, read without the
+    /// actor: the user registry never evicts a user whose broker is busy, since a broker made
+    /// in its place would read the store before the new token is written and renew again.
+    nonisolated var hasOperationInFlight: Bool { operationsInFlight.load(ordering: .acquiring) > 0 }
 
     /// Creates a broker.
     ///
@@ -445,8 +453,11 @@ actor TokenBroker {
     {
         let future = SharedTokenFuture()
         futures[operation.id] = future
+        operationsInFlight.add(1, ordering: .relaxed)
         let task = Task {
             let result = await self.run(operation, current: current, strategy: strategy)
+            // Done before the waiters resume: the result is in the store by now.
+            self.operationsInFlight.subtract(1, ordering: .releasing)
             self.finish(operation.id, future: future, result: result)
         }
         return (future, task)

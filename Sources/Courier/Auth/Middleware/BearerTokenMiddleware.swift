@@ -36,12 +36,18 @@ extension CredentialPolicy {
 ///   redirects never carry the token across origins) goes to the caller: it renews nothing.
 /// - Renewing goes through the broker's token endpoint, which is not behind this
 ///   middleware: no recursion.
+///
+/// On the sessions that every user of a ``ResourceAccess`` shares, the middleware holds no
+/// broker: each request names its user's broker in ``MiddlewareContext/userCredential``.
 struct BearerTokenMiddleware: Middleware {
-    /// The broker whose token is attached.
-    let broker: TokenBroker
+    /// The broker whose token is attached; `nil` for the request's
+    /// ``MiddlewareContext/userCredential``.
+    let broker: TokenBroker?
     let policy: any CredentialPolicy
 
-    init(broker: TokenBroker, policy: any CredentialPolicy) {
+    /// Creates a middleware that attaches the token of `broker`, or, when `broker` is `nil`,
+    /// of the broker each request names in its context.
+    init(broker: TokenBroker?, policy: any CredentialPolicy) {
         self.broker = broker
         self.policy = policy
     }
@@ -54,6 +60,10 @@ struct BearerTokenMiddleware: Middleware {
         next: Next
     ) async throws -> Response {
         try policy.checkAuthorizable(request)
+        guard let broker = broker ?? context.userCredential?.broker else {
+            // Unreachable: a shared user session is only sent to with a user's credential.
+            throw CourierError(kind: .userNotAuthenticated, message: "the request names no user")
+        }
         let sent = try await broker.token()
         var authorized = request
         authorized.headerFields[.authorization] = sent.authorizationValue

@@ -89,6 +89,16 @@ public final class EncryptedFileTokenStore: TokenStore {
         }
     }
 
+    /// Removes every token of one user of the client, rewriting the file atomically.
+    public func removeTokens(clientID: String, user: String?) async throws {
+        let symmetricKey = try await encryptionKey()
+        try PathLock.withLock(path) {
+            var document = try readDocument(symmetricKey)
+            document.entries.removeAll { $0.key.clientID == clientID && $0.key.user == user }
+            try writeDocument(document, symmetricKey)
+        }
+    }
+
     // MARK: Document
 
     struct Document: Codable {

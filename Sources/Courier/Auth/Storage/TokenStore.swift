@@ -40,6 +40,44 @@ public protocol TokenStore: Sendable {
     /// - Parameter clientID: The client id.
     /// - Throws: ``CourierError`` when the store cannot be written.
     func removeTokens(clientID: String) async throws
+
+    /// Removes every token of one user of a client, at every level: the logout of that user,
+    /// which leaves the tokens of every other user in place.
+    ///
+    /// A store that keeps the tokens of keyed users (``ResourceAccess/userClient(for:)``)
+    /// should implement it; see the default implementation for what it does otherwise.
+    ///
+    /// - Parameters:
+    ///   - clientID: The client id.
+    ///   - user: The user's key (``TokenStoreKey/user``), `nil` for the single user of
+    ///     ``ResourceAccess/userClient``.
+    /// - Throws: ``CourierError`` when the store cannot be written.
+    func removeTokens(clientID: String, user: String?) async throws
+}
+
+extension TokenStore {
+    /// Removes the tokens of one user, for a store that cannot list its keys.
+    ///
+    /// For the single user (`user == nil`) it calls ``removeTokens(clientID:)``, as logout
+    /// always did: every token of the client, keyed users' included. For a keyed user it
+    /// removes the ``AuthorizationLevel/user`` and ``AuthorizationLevel/implicit`` tokens;
+    /// exchanged tokens are removed by their brokers when the user still has them in memory.
+    /// Implement the requirement when your store serves keyed users, as
+    /// ``InMemoryTokenStore`` and ``EncryptedFileTokenStore`` do.
+    ///
+    /// - Parameters:
+    ///   - clientID: The client id.
+    ///   - user: The user's key, `nil` for the single user.
+    /// - Throws: What the store throws.
+    public func removeTokens(clientID: String, user: String?) async throws {
+        guard let user else {
+            try await removeTokens(clientID: clientID)
+            return
+        }
+        for level in [AuthorizationLevel.user, .implicit] {
+            try await setToken(nil, for: TokenStoreKey(clientID: clientID, level: level, user: user))
+        }
+    }
 }
 
 /// Tokens in memory, lost when the process ends. The default store.
@@ -62,5 +100,12 @@ public final class InMemoryTokenStore: TokenStore {
     /// Removes every token of the client.
     public func removeTokens(clientID: String) async throws {
         tokens.withLock { tokens in tokens = tokens.filter { $0.key.clientID != clientID } }
+    }
+
+    /// Removes every token of one user of the client.
+    public func removeTokens(clientID: String, user: String?) async throws {
+        tokens.withLock { tokens in
+            tokens = tokens.filter { $0.key.clientID != clientID || $0.key.user != user }
+        }
     }
 }

@@ -1,0 +1,13 @@
+/// The token source of one user-bound request, carried in its ``MiddlewareContext``.
+///
+/// The sessions of user-bound requests are shared by every user of a ``ResourceAccess``: one
+/// session per request kind, whatever the number of users. Each request names its user's
+/// broker here, and ``BearerTokenMiddleware`` asks that broker. Holding the ``UserClient``
+/// also keeps the user in memory while the request runs, so the user registry never evicts
+/// a user with a request in flight.
+struct UserCredential: Sendable {
+    /// The broker whose token the request carries.
+    let broker: TokenBroker
+    /// The user the broker belongs to.
+    let user: UserClient
+}
