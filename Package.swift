@@ -7,11 +7,15 @@ let package = Package(
     products: [
         .library(name: "Courier", targets: ["Courier"]),
         .library(name: "CourierTesting", targets: ["CourierTesting"]),
+        // Tokens shared by a fleet through PostgreSQL; a product of its own so that `Courier`
+        // keeps no SwiftNIO dependency.
+        .library(name: "CourierPostgres", targets: ["CourierPostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -32,6 +36,14 @@ let package = Package(
             ]
         ),
         .target(name: "CourierTesting", dependencies: ["Courier"]),
+        .target(
+            name: "CourierPostgres",
+            dependencies: [
+                "Courier",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "CourierDemo",
             dependencies: [
@@ -50,6 +62,15 @@ let package = Package(
             dependencies: [
                 "Courier", "CourierTesting", "CourierSecurityProbe",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "CourierPostgresTests",
+            dependencies: [
+                "Courier", "CourierPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -36,14 +36,7 @@ import Darwin
 public final class EncryptedFileTokenStore: TokenStore {
     /// The store's file.
     public let path: String
-    private let keyProvider: TokenStoreKeyProvider
-    private let cachedKey = LockedBox<SymmetricKey?>(nil)
-
-    static let magic: [UInt8] = Array("CTKS".utf8)
-    static let version: UInt8 = 1
-    static let headerSize = 17
-    static let nonceSize = 12
-    static let tagSize = 16
+    private let sealer: TokenSealer
 
     /// Creates a store.
     ///
@@ -52,7 +45,7 @@ public final class EncryptedFileTokenStore: TokenStore {
     ///   - keyProvider: The key; by default ``TokenStoreKeyProvider/keyFile(atPath:)`` at `<path>.key`.
     public init(path: String, keyProvider: TokenStoreKeyProvider? = nil) {
         self.path = path
-        self.keyProvider = keyProvider ?? .keyFile(atPath: path + ".key")
+        self.sealer = TokenSealer(keyProvider: keyProvider ?? .keyFile(atPath: path + ".key"), location: path)
     }
 
     /// The token under `key`.
@@ -101,34 +94,13 @@ public final class EncryptedFileTokenStore: TokenStore {
     }
 
     private func encryptionKey() async throws -> SymmetricKey {
-        if let key = cachedKey.withLock({ $0 }) { return key }
-        let key: SymmetricKey
-        do {
-            key = try await keyProvider.key()
-        } catch let error as CourierError {
-            throw error
-        } catch {
-            throw CourierError(
-                kind: .tokenStoreKeyUnavailable,
-                message: "the key provider failed: \(error)",
-                path: path
-            )
-        }
-        guard key.bitCount == 256 else {
-            throw CourierError(
-                kind: .tokenStoreKeyUnavailable,
-                message: "the key has \(key.bitCount) bits; AES-256 needs 256",
-                path: path
-            )
-        }
-        cachedKey.withLock { $0 = key }
-        return key
+        try await sealer.key()
     }
 
     /// Reads and decrypts the file; an absent file is an empty document.
     private func readDocument(_ key: SymmetricKey) throws -> Document {
         guard let data = try readFile() else { return Document() }
-        let plaintext = try Self.unseal(data, key: key, path: path)
+        let plaintext = try sealer.open(data, key: key)
         do {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .secondsSince1970
@@ -156,103 +128,7 @@ public final class EncryptedFileTokenStore: TokenStore {
                 path: path
             )
         }
-        try writeAtomically(try Self.seal(plaintext, key: key, path: path))
-    }
-
-    // MARK: Sealing
-
-    static func keyID(_ key: SymmetricKey) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: Data("courier token store key id v1".utf8), using: key).prefix(8))
-    }
-
-    static func seal(_ plaintext: Data, key: SymmetricKey, path: String?) throws -> Data {
-        guard plaintext.count <= Int(UInt32.max) else {
-            throw CourierError(kind: .tokenStoreUnsupportedFormat, message: "the store is too large", path: path)
-        }
-        var header = magic + [version] + keyID(key)
-        let length = UInt32(plaintext.count)
-        header += [
-            UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF),
-        ]
-        do {
-            let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(), authenticating: Data(header))
-            return Data(header) + Data(box.nonce) + box.ciphertext + box.tag
-        } catch {
-            throw CourierError(
-                kind: .tokenStoreUnsupportedFormat,
-                message: "AES-GCM sealing failed: \(error)",
-                path: path
-            )
-        }
-    }
-
-    static func unseal(_ data: Data, key: SymmetricKey, path: String?) throws -> Data {
-        let bytes = [UInt8](data)
-        guard bytes.count >= headerSize else {
-            // A prefix of a header (or nothing): a write that was cut, or a cut file.
-            if bytes.isEmpty || Array(magic.prefix(bytes.count)) == Array(bytes.prefix(magic.count)) {
-                throw CourierError(
-                    kind: .tokenStoreTruncated,
-                    message: "the file has \(bytes.count) bytes, less than a header",
-                    path: path
-                )
-            }
-            throw CourierError(
-                kind: .tokenStoreUnsupportedFormat,
-                message: "the file is not a Courier token store",
-                path: path
-            )
-        }
-        guard Array(bytes[0..<4]) == magic else {
-            throw CourierError(
-                kind: .tokenStoreUnsupportedFormat,
-                message: "the file is not a Courier token store",
-                path: path
-            )
-        }
-        guard bytes[4] == version else {
-            throw CourierError(
-                kind: .tokenStoreUnsupportedFormat,
-                message: "store format version \(bytes[4]) is not supported",
-                path: path
-            )
-        }
-        let length = Int(bytes[13]) << 24 | Int(bytes[14]) << 16 | Int(bytes[15]) << 8 | Int(bytes[16])
-        let expected = headerSize + nonceSize + length + tagSize
-        guard bytes.count >= expected else {
-            throw CourierError(
-                kind: .tokenStoreTruncated,
-                message: "the file has \(bytes.count) of \(expected) bytes",
-                path: path
-            )
-        }
-        guard bytes.count == expected else {
-            throw CourierError(
-                kind: .tokenStoreTampered,
-                message: "the file has \(bytes.count - expected) bytes more than its header says",
-                path: path
-            )
-        }
-        guard Array(bytes[5..<13]) == keyID(key) else {
-            throw CourierError(kind: .tokenStoreWrongKey, message: "the store was written with another key", path: path)
-        }
-        do {
-            let nonceStart = headerSize
-            let cipherStart = nonceStart + nonceSize
-            let tagStart = cipherStart + length
-            let box = try AES.GCM.SealedBox(
-                nonce: AES.GCM.Nonce(data: Data(bytes[nonceStart..<cipherStart])),
-                ciphertext: Data(bytes[cipherStart..<tagStart]),
-                tag: Data(bytes[tagStart..<expected])
-            )
-            return try AES.GCM.open(box, using: key, authenticating: Data(bytes[0..<headerSize]))
-        } catch {
-            throw CourierError(
-                kind: .tokenStoreTampered,
-                message: "the store failed authentication: it was changed",
-                path: path
-            )
-        }
+        try writeAtomically(try sealer.seal(plaintext, key: key))
     }
 
     // MARK: Files
