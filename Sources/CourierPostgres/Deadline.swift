@@ -64,7 +64,9 @@ private final class DeadlineRace<Result: Sendable>: Sendable {
             state.tasks += tasks
             return false
         }
-        if decided { tasks.forEach { $0.cancel() } }
+        if decided {
+            for task in tasks { task.cancel() }
+        }
     }
 
     /// Decides the race, unless it was decided before.
@@ -79,7 +81,7 @@ private final class DeadlineRace<Result: Sendable>: Sendable {
             }
             return (state.continuation, state.tasks)
         }
-        tasks.forEach { $0.cancel() }
+        for task in tasks { task.cancel() }
         continuation?.resume(with: outcome)
     }
 }

@@ -218,7 +218,11 @@ public final class PostgresTokenStore: SharedTokenStore {
     ///
     /// - Returns: The entry as written, or `nil` when its version had moved on.
     /// - Throws: ``Courier/CourierError`` when the database cannot be reached.
-    public func setToken(_ token: OAuth2Token?, for key: TokenStoreKey, ifVersion version: UInt64) async throws
+    public func setToken(
+        _ token: OAuth2Token?,
+        for key: TokenStoreKey,
+        ifVersion version: UInt64
+    ) async throws
         -> TokenStoreEntry?
     {
         let row = RowKey(key)
@@ -229,22 +233,22 @@ public final class PostgresTokenStore: SharedTokenStore {
             if expected == 0 {
                 // No row yet, or a row that a lease created and nothing has written.
                 query = try """
-                    INSERT INTO \(unescaped: tableName) AS t
-                        (client_id, level, has_user, user_key, version, sealed_token, updated_at)
-                    VALUES (\(row.clientID), \(row.level), \(row.hasUser), \(row.user), 1, \(sealed), now())
-                    ON CONFLICT (client_id, level, has_user, user_key) DO UPDATE
-                    SET version = t.version + 1, sealed_token = EXCLUDED.sealed_token, updated_at = now()
-                    WHERE t.version = 0
-                    RETURNING version
-                    """
+                INSERT INTO \(unescaped: tableName) AS t
+                    (client_id, level, has_user, user_key, version, sealed_token, updated_at)
+                VALUES (\(row.clientID), \(row.level), \(row.hasUser), \(row.user), 1, \(sealed), now())
+                ON CONFLICT (client_id, level, has_user, user_key) DO UPDATE
+                SET version = t.version + 1, sealed_token = EXCLUDED.sealed_token, updated_at = now()
+                WHERE t.version = 0
+                RETURNING version
+                """
             } else {
                 query = try """
-                    UPDATE \(unescaped: tableName)
-                    SET version = version + 1, sealed_token = \(sealed), updated_at = now()
-                    WHERE client_id = \(row.clientID) AND level = \(row.level)
-                        AND has_user = \(row.hasUser) AND user_key = \(row.user) AND version = \(expected)
-                    RETURNING version
-                    """
+                UPDATE \(unescaped: tableName)
+                SET version = version + 1, sealed_token = \(sealed), updated_at = now()
+                WHERE client_id = \(row.clientID) AND level = \(row.level)
+                    AND has_user = \(row.hasUser) AND user_key = \(row.user) AND version = \(expected)
+                RETURNING version
+                """
             }
             var written: Int64?
             for try await value in try await client.query(query, logger: logger).decode(Int64.self) { written = value }
@@ -261,7 +265,8 @@ public final class PostgresTokenStore: SharedTokenStore {
     public func acquireLease(for key: TokenStoreKey, duration: Duration) async throws -> TokenStoreLease? {
         let row = RowKey(key)
         let holder = Self.newHolder()
-        let milliseconds = Double(duration.components.seconds) * 1000
+        let milliseconds =
+            Double(duration.components.seconds) * 1000
             + Double(duration.components.attoseconds) / 1e15
         let expiry = try await bounded("lease") { [tableName, client, logger] () -> Date? in
             let rows = try await client.query(
@@ -316,15 +321,10 @@ public final class PostgresTokenStore: SharedTokenStore {
             throw CourierError(.shutDown, message: "PostgreSQL token store: \(operation) after shutdown()")
         }
         do {
-            return try await withDeadline(
-                limit,
-                timeoutError: {
-                    CourierError(
-                        .timedOut,
-                        message: "PostgreSQL token store: \(operation) took longer than \(limit)"
-                    )
-                }
-            ) { [self] in
+            let timeout: @Sendable () -> any Error = {
+                CourierError(.timedOut, message: "PostgreSQL token store: \(operation) took longer than \(limit)")
+            }
+            return try await withDeadline(limit, timeoutError: timeout) { [self] in
                 try await prepareSchema()
                 return try await body()
             }

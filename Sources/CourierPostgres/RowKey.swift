@@ -25,7 +25,9 @@ struct RowKey: Sendable {
         for field in [clientID, level, hasUser ? "1" : "0", user] {
             let bytes = Data(field.utf8)
             let length = UInt32(clamping: bytes.count)
-            data.append(contentsOf: [UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF)])
+            data.append(contentsOf: [
+                UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF),
+            ])
             data.append(bytes)
         }
         return data

@@ -24,7 +24,10 @@ struct PostgresStoreFailureTests {
             operationTimeout: .seconds(2)
         )
         configuration.tableName = StoreFixtures.uniqueTable()
-        let store = try PostgresTokenStore(configuration: configuration, keyProvider: .key(SymmetricKey(size: .bits256)))
+        let store = try PostgresTokenStore(
+            configuration: configuration,
+            keyProvider: .key(SymmetricKey(size: .bits256))
+        )
         let clock = ContinuousClock()
         for attempt in 0..<3 {
             let start = clock.now

@@ -36,7 +36,9 @@ struct PostgresStoreVersionTests {
             store in
             #expect(try await store.entry(for: key) == TokenStoreEntry(token: nil, version: 0))
             let first = try #require(try await store.setToken(StoreFixtures.token("1"), for: key, ifVersion: 0))
-            let second = try #require(try await store.setToken(StoreFixtures.token("2"), for: key, ifVersion: first.version))
+            let second = try #require(
+                try await store.setToken(StoreFixtures.token("2"), for: key, ifVersion: first.version)
+            )
             #expect(second.version == 2)
             // A process that read version 1 must not overwrite version 2, nor wipe it.
             #expect(try await store.setToken(StoreFixtures.token("stale"), for: key, ifVersion: 1) == nil)

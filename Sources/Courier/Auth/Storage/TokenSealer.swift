@@ -156,7 +156,11 @@ package struct TokenSealer: Sendable {
             )
         }
         guard Array(bytes[5..<13]) == Self.keyID(key) else {
-            throw CourierError(kind: .tokenStoreWrongKey, message: "the store was written with another key", path: location)
+            throw CourierError(
+                kind: .tokenStoreWrongKey,
+                message: "the store was written with another key",
+                path: location
+            )
         }
         do {
             let nonceStart = headerSize
