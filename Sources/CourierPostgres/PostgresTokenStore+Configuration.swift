@@ -1,4 +1,4 @@
-public import PostgresNIO
+import PostgresNIO
 
 extension PostgresTokenStore {
     /// Where the store's database is and how the store talks to it.
@@ -31,7 +31,10 @@ extension PostgresTokenStore {
         public var connectTimeout: Duration
         /// How long one call of the store may take, waiting for a connection included. The
         /// call then throws ``CourierError/Kind/timedOut`` and a broker renews on its own:
-        /// keep this short, an outage of the store must not stall requests.
+        /// keep this short, an outage of the store must not stall requests. When the pool had
+        /// no connection to give, the store spends at most ``connectTimeout`` more on opening
+        /// one itself, to report why (``CourierError/Kind/couldNotConnect``,
+        /// ``CourierError/Kind/tlsFailure``).
         public var operationTimeout: Duration
         /// The most connections the store opens to the database at once.
         public var maximumConnections: Int
@@ -110,19 +113,33 @@ extension PostgresTokenStore.Configuration {
             TLS(mode: .require, caBundlePath: caBundlePath, serverName: serverName)
         }
 
-        /// postgres-nio's setting.
+        /// postgres-nio's setting for a pool.
         func clientTLS() -> PostgresClient.Configuration.TLS {
+            let configuration = tlsConfiguration()
+            switch mode {
+            case .disable: return .disable
+            case .prefer: return .prefer(configuration)
+            case .require: return .require(configuration)
+            }
+        }
+
+        /// postgres-nio's setting for one connection.
+        func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
+            switch mode {
+            case .disable: return .disable
+            case .prefer: return .prefer(try NIOSSLContext(configuration: tlsConfiguration()))
+            case .require: return .require(try NIOSSLContext(configuration: tlsConfiguration()))
+            }
+        }
+
+        private func tlsConfiguration() -> TLSConfiguration {
             var configuration = TLSConfiguration.makeClientConfiguration()
             configuration.minimumTLSVersion = .tlsv12
             configuration.certificateVerification = .fullVerification
             if let caBundlePath {
                 configuration.trustRoots = .file(caBundlePath)
             }
-            switch mode {
-            case .disable: return .disable
-            case .prefer: return .prefer(configuration)
-            case .require: return .require(configuration)
-            }
+            return configuration
         }
     }
 }

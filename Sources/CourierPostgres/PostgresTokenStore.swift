@@ -19,7 +19,8 @@ public import PostgresNIO
 ///   ``Courier/TokenStoreKeyProvider``, as ``Courier/EncryptedFileTokenStore`` seals its file;
 ///   the row's key is authenticated with the token, so a sealed token copied into another row
 ///   does not open.
-/// - **Bounded calls.** Every call ends within ``Configuration/operationTimeout``; an unreachable
+/// - **Bounded calls.** Every call ends within ``Configuration/operationTimeout`` (plus, when no
+///   connection could be had, ``Configuration/connectTimeout`` to learn why); an unreachable
 ///   database is a ``Courier/CourierError`` (``Courier/CourierError/Kind/couldNotConnect``,
 ///   ``Courier/CourierError/Kind/timedOut``), and a broker then renews on its own.
 ///
@@ -43,6 +44,11 @@ public final class PostgresTokenStore: SharedTokenStore {
     private let runTask: Task<Void, Never>?
     private let sealer: TokenSealer
     private let operationTimeout: Duration
+    /// A connection like the pool's, opened to learn why the pool has none; `nil` for a
+    /// client the caller runs.
+    let diagnosisConfiguration: PostgresConnection.Configuration?
+    /// How long that connection may take.
+    let diagnosisTimeout: Duration
 
     /// Creates a store with a connection pool of its own, running until ``shutdown()``.
     /// Nothing is sent before the first call.
@@ -53,13 +59,19 @@ public final class PostgresTokenStore: SharedTokenStore {
     ///     needs the same key.
     ///   - logger: Where the store and its pool log; never a token or a password.
     /// - Throws: ``Courier/CourierError/Kind/invalidConfiguration`` for a table name that is not
-    ///   a plain identifier.
+    ///   a plain identifier, or TLS settings that do not load (a CA file that cannot be read).
     public init(
         configuration: Configuration,
         keyProvider: TokenStoreKeyProvider,
         logger: Logger = Logger(label: "courier.postgres")
     ) throws {
         try Self.validate(tableName: configuration.tableName)
+        do {
+            diagnosisConfiguration = try Self.diagnosisConfiguration(configuration)
+        } catch {
+            throw CourierError(.invalidConfiguration, message: "the TLS settings for PostgreSQL do not load: \(error)")
+        }
+        diagnosisTimeout = configuration.connectTimeout
         var postgres = PostgresClient.Configuration(
             host: configuration.host,
             port: configuration.port,
@@ -101,6 +113,8 @@ public final class PostgresTokenStore: SharedTokenStore {
         try Self.validate(tableName: tableName)
         self.client = client
         self.runTask = nil
+        self.diagnosisConfiguration = nil
+        self.diagnosisTimeout = .zero
         self.tableName = tableName
         self.operationTimeout = operationTimeout
         self.sealer = TokenSealer(keyProvider: keyProvider)
@@ -312,6 +326,7 @@ public final class PostgresTokenStore: SharedTokenStore {
 
     /// Runs `body` after the schema is in place, within ``Configuration/operationTimeout``,
     /// with every error as a ``Courier/CourierError``.
+    @discardableResult
     private func bounded<Result: Sendable>(
         _ operation: String,
         _ body: @escaping @Sendable () async throws -> Result
@@ -329,7 +344,7 @@ public final class PostgresTokenStore: SharedTokenStore {
                 return try await body()
             }
         } catch {
-            throw Self.courierError(error, operation: operation)
+            throw await diagnosed(Self.courierError(error, operation: operation), operation: operation)
         }
     }
 

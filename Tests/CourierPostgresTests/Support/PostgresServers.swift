@@ -49,7 +49,7 @@ struct PostgresServers: Sendable {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let readyPath = dir.appendingPathComponent("ready.json").path
         let logPath = dir.appendingPathComponent("serve.log").path
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         let pipe = Pipe()
         // The write end must not leak into processes spawned later (the fleet's members):

@@ -54,6 +54,7 @@ enum StoreFixtures {
     }
 
     /// A plain client for looking at (and tampering with) the table.
+    @discardableResult
     static func withSQL<Result: Sendable>(
         _ servers: PostgresServers,
         _ body: @Sendable (PostgresClient) async throws -> Result
