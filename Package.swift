@@ -45,10 +45,14 @@ let package = Package(
             name: "CourierSecurityProbe",
             dependencies: ["Courier", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
+        // The load of one member of a fleet sharing a token store, for any SharedTokenStore
+        // (each store's member executable reuses it), and the file store's member.
+        .target(name: "CourierFleet", dependencies: ["Courier", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(name: "CourierFleetMember", dependencies: ["Courier", "CourierFleet"]),
         .testTarget(
             name: "CourierTests",
             dependencies: [
-                "Courier", "CourierTesting", "CourierSecurityProbe",
+                "Courier", "CourierTesting", "CourierSecurityProbe", "CourierFleetMember",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
