@@ -52,7 +52,7 @@ let package = Package(
         .testTarget(
             name: "CourierTests",
             dependencies: [
-                "Courier", "CourierTesting", "CourierSecurityProbe", "CourierFleetMember",
+                "Courier", "CourierTesting", "CourierSecurityProbe", "CourierFleet", "CourierFleetMember",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

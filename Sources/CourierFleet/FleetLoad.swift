@@ -16,13 +16,18 @@ public enum FleetLoad: Sendable {
     /// - Throws: When the access cannot be configured (bad pins, URLs).
     public static func run(_ options: FleetOptions, store: any SharedTokenStore) async throws -> FleetSummary {
         let events = FleetEventCounter(member: options.member)
-        let access = try ResourceAccess(configuration: try configuration(options, store: store, logger: events.logger()))
+        let access = try ResourceAccess(
+            configuration: try configuration(options, store: store, logger: events.logger())
+        )
         let started = ContinuousClock.now
         let deadline = started + options.duration
         let tally = await withTaskGroup(of: Tally.self) { group in
             for _ in 0..<options.callers {
                 group.addTask {
                     var tally = Tally()
+                    // Callers start spread over one pause, and each pause varies by ±20 %,
+                    // so they do not march in step.
+                    try? await Task.sleep(for: options.pause * Double.random(in: 0...1))
                     while tally.requests < options.requestsPerCaller, ContinuousClock.now < deadline {
                         tally.requests += 1
                         do {
@@ -37,7 +42,7 @@ public enum FleetLoad: Sendable {
                         } catch {
                             tally.failures["other", default: 0] += 1
                         }
-                        try? await Task.sleep(for: options.pause)
+                        try? await Task.sleep(for: options.pause * Double.random(in: 0.8...1.2))
                     }
                     return tally
                 }

@@ -79,7 +79,9 @@ public struct FleetOptions: Sendable {
                 ?? environment["COURIER_FLEET_" + name.uppercased().replacingOccurrences(of: "-", with: "_")]
         }
         func required(_ name: String) throws -> String {
-            guard let text = value(name), !text.isEmpty else { throw FleetOptionsError(message: "--\(name) is missing") }
+            guard let text = value(name), !text.isEmpty else {
+                throw FleetOptionsError(message: "--\(name) is missing")
+            }
             return text
         }
         func url(_ name: String) throws -> URL {

@@ -47,7 +47,8 @@ extension TokenBroker {
             while true {
                 renewal.baseVersion = entry.version
                 if adopt(entry, current: current, into: &renewal) { return renewal }
-                if let lease = try await sharedStore.acquireLease(for: storeKey, duration: configuration.leaseDuration) {
+                if let lease = try await sharedStore.acquireLease(for: storeKey, duration: configuration.leaseDuration)
+                {
                     renewal.lease = lease
                     logger.debug(
                         "took the lease to renew the \(level) token (\(reason.rawValue))",

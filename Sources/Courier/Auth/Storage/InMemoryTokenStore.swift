@@ -44,7 +44,11 @@ public final class InMemoryTokenStore: SharedTokenStore {
     }
 
     /// Writes `token` under `key` when the entry is still at `version`.
-    public func setToken(_ token: OAuth2Token?, for key: TokenStoreKey, ifVersion version: UInt64) async throws
+    public func setToken(
+        _ token: OAuth2Token?,
+        for key: TokenStoreKey,
+        ifVersion version: UInt64
+    ) async throws
         -> TokenStoreEntry?
     {
         state.withLock { state in
