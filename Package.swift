@@ -57,10 +57,21 @@ let package = Package(
             name: "CourierSecurityProbe",
             dependencies: ["Courier", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
+        // The load of one member of a fleet sharing a token store, for any SharedTokenStore
+        // (each store's member executable reuses it), and the file store's member.
+        .target(name: "CourierFleet", dependencies: ["Courier", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(name: "CourierFleetMember", dependencies: ["Courier", "CourierFleet"]),
+        // The same load over the PostgreSQL store: the CourierPostgres fleet tests start eight.
+        .executableTarget(
+            name: "CourierPostgresFleetMember",
+            dependencies: [
+                "Courier", "CourierFleet", "CourierPostgres", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "CourierTests",
             dependencies: [
-                "Courier", "CourierTesting", "CourierSecurityProbe",
+                "Courier", "CourierTesting", "CourierSecurityProbe", "CourierFleet", "CourierFleetMember",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -69,7 +80,7 @@ let package = Package(
         .testTarget(
             name: "CourierPostgresTests",
             dependencies: [
-                "Courier", "CourierPostgres",
+                "Courier", "CourierPostgres", "CourierPostgresFleetMember",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
