@@ -7,11 +7,15 @@ let package = Package(
     products: [
         .library(name: "Courier", targets: ["Courier"]),
         .library(name: "CourierTesting", targets: ["CourierTesting"]),
+        // Tokens shared by a fleet through PostgreSQL; a product of its own so that `Courier`
+        // keeps no SwiftNIO dependency.
+        .library(name: "CourierPostgres", targets: ["CourierPostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -34,6 +38,14 @@ let package = Package(
             ]
         ),
         .target(name: "CourierTesting", dependencies: ["Courier"]),
+        .target(
+            name: "CourierPostgres",
+            dependencies: [
+                "Courier",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "CourierDemo",
             dependencies: [
@@ -47,14 +59,34 @@ let package = Package(
             name: "CourierSecurityProbe",
             dependencies: ["Courier", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
+        // The load of one member of a fleet sharing a token store, for any SharedTokenStore
+        // (each store's member executable reuses it), and the file store's member.
+        .target(name: "CourierFleet", dependencies: ["Courier", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(name: "CourierFleetMember", dependencies: ["Courier", "CourierFleet"]),
+        // The same load over the PostgreSQL store: the CourierPostgres fleet tests start eight.
+        .executableTarget(
+            name: "CourierPostgresFleetMember",
+            dependencies: [
+                "Courier", "CourierFleet", "CourierPostgres", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "CourierTests",
             dependencies: [
-                "Courier", "CourierTesting", "CourierSecurityProbe",
+                "Courier", "CourierTesting", "CourierSecurityProbe", "CourierFleet", "CourierFleetMember",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "CourierPostgresTests",
+            dependencies: [
+                "Courier", "CourierPostgres", "CourierPostgresFleetMember",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The ```swift blocks of README.md and Documentation.docc, compiled (never run):

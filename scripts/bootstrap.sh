@@ -8,7 +8,8 @@
 # no network access. apt-get update runs only when an apt package is missing.
 #
 # apt:  libcurl4-openssl-dev (CCurl), libssl-dev (COpenSSL), strace (debugger-detection
-#       test), nginx with the ssl + http_v2 modules, openssl
+#       test), nginx with the ssl + http_v2 modules, postgresql (the CourierPostgres tests:
+#       initdb, postgres, pg_ctl, pg_isready), openssl
 #       (the test PKI), curl, pkg-config, python3 + pip.
 # pip:  the pinned set below, installed into the `python3` on PATH (the one that
 #       Tests/Servers/serve.py runs under).
@@ -19,8 +20,10 @@ CHECK_ONLY=0
 
 # Debian 12 "bookworm": `nginx` is the real package (ssl, http_v2, proxy, limit_rate
 # all built in); `nginx-light` is only a transitional package that pulls it in.
-# libssl-dev for the TLS verify hook (COpenSSL); strace for the debugger-detection test.
-APT_PACKAGES=(libcurl4-openssl-dev libssl-dev nginx openssl curl pkg-config python3 python3-pip strace)
+# libssl-dev for the TLS verify hook (COpenSSL); strace for the debugger-detection test;
+# postgresql for the CourierPostgres tests (serve.py runs a throw-away cluster; its package
+# also creates the `postgres` user that the server runs as when the tests run as root).
+APT_PACKAGES=(libcurl4-openssl-dev libssl-dev nginx openssl curl pkg-config python3 python3-pip strace postgresql)
 
 # Verified together on Python 3.11 / Debian 12. httpbin's /brotli endpoint needs
 # brotlicffi (a dependency of httpbin itself); greenlet<3 is httpbin's own pin on 3.11.
@@ -82,6 +85,11 @@ if [[ -n "$NGINX_BIN" ]]; then
   done
 elif ((!CHECK_ONLY)); then
   log "nginx not found after install"; exit 1
+fi
+
+# PostgreSQL's server programs (Debian keeps them off PATH, under /usr/lib/postgresql/N/bin).
+if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && ! command -v initdb >/dev/null 2>&1; then
+  if ((CHECK_ONLY)); then log "PostgreSQL's initdb not found"; else log "initdb not found after install"; exit 1; fi
 fi
 
 # ---------------------------------------------------------------- pip

@@ -4,14 +4,14 @@
 #   scripts/format.sh          # rewrite in place
 #   scripts/format.sh --lint   # only check; exit 1 on any finding (what scripts/test.sh runs)
 #
-# Tests/DocSamples/Samples.swift is generated from the docs (scripts/extract-samples.py) and
-# left as generated.
+# The samples files are generated from the docs (scripts/extract-samples.py --outputs lists
+# them) and left as generated.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mapfile -t files < <(git ls-files 'Package.swift' 'Sources/*.swift' 'Tests/*.swift' \
   'Benchmarks/Package.swift' 'Benchmarks/Sources/*.swift' 'Benchmarks/Benchmarks/*.swift' |
-  grep -v '^Tests/DocSamples/Samples.swift$')
+  grep -v -x -F -f <(python3 scripts/extract-samples.py --outputs))
 
 if [[ "${1:-}" == "--lint" ]]; then
   swift format lint --strict --parallel "${files[@]}"

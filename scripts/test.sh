@@ -18,8 +18,9 @@ echo "== documentation samples are current"
 # (the DocSamples test target); the generated file must match the Markdown it comes from.
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   python3 scripts/extract-samples.py
-  if ! git diff --exit-code -- Tests/DocSamples/Samples.swift; then
-    echo "test: Tests/DocSamples/Samples.swift did not match the docs: run scripts/extract-samples.py and commit the result" >&2
+  mapfile -t sample_files < <(python3 scripts/extract-samples.py --outputs)
+  if ! git diff --exit-code -- "${sample_files[@]}" || [[ -n "$(git ls-files --others --exclude-standard -- "${sample_files[@]}")" ]]; then
+    echo "test: ${sample_files[*]} did not match the docs: run scripts/extract-samples.py and commit the result" >&2
     exit 1
   fi
 else

@@ -680,6 +680,16 @@ func sample_RetriesRedirectsAndTimeouts_3() async throws {
 #sourceLocation()
 }
 
+// Documentation.docc/Articles/RunningAFleet.md, sample 1
+func sample_RunningAFleet_1() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/RunningAFleet.md", line: 19)
+    configuration.tokenStore = EncryptedFileTokenStore(path: "/var/lib/my-service/tokens.store")
+    configuration.tokenStoreLeaseDuration = .seconds(10)   // the default
+    let access = try ResourceAccess(configuration: configuration)
+    print(try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info")).statusCode)
+#sourceLocation()
+}
+
 // Documentation.docc/Articles/ServingManyUsers.md, sample 1
 func sample_ServingManyUsers_1() async throws {
 #sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 14)

@@ -53,6 +53,12 @@ extension ResourceAccess {
         public var maximumRenewals: Int
         /// The window of ``maximumRenewals`` (30 seconds by default).
         public var renewalWindow: Duration
+        /// With a ``SharedTokenStore`` as ``tokenStore``: how long the process that renews a
+        /// token holds the entry's lease (10 seconds by default; longer than a token request
+        /// takes). Other processes wait for its token meanwhile; when the holder dies, the lease
+        /// times out after this long and another process renews. A process that waited one and
+        /// a half times this long renews on its own.
+        public var tokenStoreLeaseDuration: Duration
         /// The grant strategies, to adapt to a server that deviates from RFC 6749.
         public var strategies: Strategies
         /// Answers `Basic`/`Digest` challenges of resource servers; `nil` leaves 401s to the caller.
@@ -135,6 +141,7 @@ extension ResourceAccess {
             self.renewalLeeway = .seconds(30)
             self.maximumRenewals = 5
             self.renewalWindow = .seconds(30)
+            self.tokenStoreLeaseDuration = .seconds(10)
             self.strategies = Strategies()
             self.challengeCredentialProvider = nil
             self.responseFilter = nil
@@ -193,7 +200,8 @@ extension ResourceAccess.Configuration {
     var tokenBroker: TokenBroker.Configuration {
         TokenBroker.Configuration(
             leeway: renewalLeeway,
-            refreshLimit: RefreshLimit(maximumRefreshes: maximumRenewals, window: renewalWindow)
+            refreshLimit: RefreshLimit(maximumRefreshes: maximumRenewals, window: renewalWindow),
+            leaseDuration: tokenStoreLeaseDuration
         )
     }
 }

@@ -168,6 +168,14 @@ actor TokenBroker {
         var refreshLimit: RefreshLimit
         /// How long to wait after failed renewals.
         var backoff: RenewalBackoff
+        /// With a ``SharedTokenStore``: how long a renewal's lease holds (10 seconds by
+        /// default, longer than a token request takes). A holder that dies blocks the others
+        /// at most this long.
+        var leaseDuration: Duration
+        /// With a ``SharedTokenStore``: how long a renewal waits for another process's lease
+        /// before it renews on its own — one and a half lease durations, so that a lease whose
+        /// holder died times out, and a waiter takes it, within the wait.
+        var leaseWait: Duration { leaseDuration + leaseDuration / 2 }
 
         /// Creates a configuration.
         ///
@@ -175,14 +183,17 @@ actor TokenBroker {
         ///   - leeway: How long before expiry to renew.
         ///   - refreshLimit: The refresh-loop guard.
         ///   - backoff: How long to wait after failed renewals.
+        ///   - leaseDuration: How long a renewal's lease on a shared store holds.
         init(
             leeway: Duration = .seconds(30),
             refreshLimit: RefreshLimit = RefreshLimit(),
-            backoff: RenewalBackoff = RenewalBackoff()
+            backoff: RenewalBackoff = RenewalBackoff(),
+            leaseDuration: Duration = .seconds(10)
         ) {
             self.leeway = leeway
             self.refreshLimit = refreshLimit
             self.backoff = backoff
+            self.leaseDuration = leaseDuration
         }
     }
 
@@ -198,6 +209,15 @@ actor TokenBroker {
         var failedRenewals: Int = 0
         /// Failed renewals whose callers got the still-valid token instead (serve stale).
         var staleServed: Int = 0
+        /// Tokens taken from a shared store that another process wrote, instead of renewing.
+        var adoptions: Int = 0
+        /// Renewals that waited for another process's lease.
+        var leaseWaits: Int = 0
+        /// Compare-and-swap writes to a shared store that lost to another process's write.
+        var conflicts: Int = 0
+        /// Renewals done without the shared store's coordination (it failed, or its lease
+        /// was not released within the wait).
+        var localRenewals: Int = 0
     }
 
     /// The level this broker serves.
@@ -210,16 +230,24 @@ actor TokenBroker {
     nonisolated let storeKey: TokenStoreKey
     /// Renewal timing and limits.
     nonisolated let configuration: Configuration
+    /// ``store``, when processes share it: renewals are then coordinated through it.
+    nonisolated let sharedStore: (any SharedTokenStore)?
 
     private let strategy: any GrantStrategy
     /// The user's access token, for a level derived from the user (``GrantContext/userAccessToken()``).
     private let userTokenSource: (@Sendable () async throws -> String)?
-    private let logger: Logger
-    private let now: @Sendable () -> Date
+    let logger: Logger
+    let now: @Sendable () -> Date
     private var machine: StateMachine
     private var futures: [StateMachine.OperationID: SharedTokenFuture] = [:]
     private var lastWrite: Task<Void, Never>?
-    private var counters = Statistics()
+    var counters = Statistics()
+    /// With a shared store: the version of the entry the current token came from or went to
+    /// (0 when unknown).
+    var sharedVersion: UInt64 = 0
+    /// With a shared store: whether it is failing (or its lease is stuck) at the moment; the
+    /// warning is logged once per such episode.
+    var storeIsDegraded = false
     private nonisolated let fastPath = LockedBox<(token: BrokeredToken, renewAt: Date)?>(nil)
     /// Operations (load, renewal, grant) whose task has not ended.
     private nonisolated let operationsInFlight = Atomic<Int>(0)
@@ -281,6 +309,7 @@ actor TokenBroker {
         self.endpoint = endpoint
         self.strategy = strategy
         self.store = store
+        self.sharedStore = store as? any SharedTokenStore
         self.storeKey = TokenStoreKey(clientID: endpoint.client.clientID, level: level, user: user)
         self.configuration = configuration
         self.logger = logger ?? Session.silentLogger
@@ -474,6 +503,10 @@ actor TokenBroker {
 
     /// Runs one operation to its end. Every `await` is followed by a fresh look at the
     /// state machine, which may have moved on (logout) meanwhile.
+    ///
+    /// With a ``SharedTokenStore``, a renewal is coordinated with the other processes
+    /// (``coordinateRenewal(current:reason:)``): it may adopt a token another process wrote
+    /// instead of asking the server, and its result is written with compare-and-swap.
     private func run(
         _ operation: StateMachine.Operation,
         current: OAuth2Token?,
@@ -490,42 +523,59 @@ actor TokenBroker {
             reason = why
         case .load:
             counters.loads += 1
-            let loaded: Result<OAuth2Token?, any Error>
-            do {
-                loaded = .success(try await store.token(for: storeKey))
-            } catch {
-                loaded = .failure(error)
-            }
-            let action = machine.loadCompleted(operation.id, result: loaded, now: now())
+            let loaded = await load()
+            let action = machine.loadCompleted(operation.id, result: loaded.result, now: now())
             syncFastPath()
             switch action {
             case .resolve(let token):
+                sharedVersion = loaded.version
                 return .success(token)
             case .fail(let error):
                 return .failure(error)
             case .discard:
                 return .failure(abandonedError())
             case .renew(let stored, let why):
+                sharedVersion = loaded.version
                 current = stored
                 reason = why
             }
         }
 
-        if reason != .requested { counters.renewals += 1 }
-        let context = GrantContext(
-            level: level,
-            current: current,
-            reason: reason,
-            endpoint: endpoint,
-            logger: logger,
-            userTokenSource: userTokenSource
-        )
+        var renewal = SharedRenewal()
         let obtained: Result<OAuth2Token, any Error>
-        do {
-            obtained = .success(try await strategy.obtainToken(context))
-        } catch {
-            obtained = .failure(error)
+        if reason != .requested, sharedStore != nil {
+            renewal = await coordinateRenewal(current: current, reason: reason)
+            if let stored = renewal.renewWith { current = stored }
         }
+        if let adopted = renewal.adopted {
+            obtained = .success(adopted)
+        } else {
+            if reason != .requested { counters.renewals += 1 }
+            let context = GrantContext(
+                level: level,
+                current: current,
+                reason: reason,
+                endpoint: endpoint,
+                logger: logger,
+                userTokenSource: userTokenSource
+            )
+            do {
+                obtained = await writeShared(
+                    .success(try await strategy.obtainToken(context)),
+                    renewal: &renewal,
+                    replacing: current,
+                    isCurrent: machine.operation?.id == operation.id
+                )
+            } catch {
+                obtained = await writeShared(
+                    .failure(error),
+                    renewal: &renewal,
+                    replacing: current,
+                    isCurrent: machine.operation?.id == operation.id
+                )
+            }
+        }
+        await releaseLease(of: &renewal)
 
         let action = machine.operationCompleted(
             operation.id,
@@ -536,8 +586,20 @@ actor TokenBroker {
         syncFastPath()
         switch action {
         case .publish(let token):
-            logger.debug("\(level) token renewed (\(reason.rawValue)): version \(token.version)")
-            if let error = await persist(token.token) {
+            if renewal.adopted != nil {
+                logger.debug(
+                    "\(level) token taken from the shared store (\(reason.rawValue)): version \(token.version)",
+                    metadata: [TokenBroker.eventMetadataKey: "adopted"]
+                )
+            } else {
+                logger.debug(
+                    "\(level) token renewed (\(reason.rawValue)): version \(token.version)",
+                    metadata: [TokenBroker.eventMetadataKey: "renewed"]
+                )
+            }
+            if renewal.stored {
+                if let version = renewal.writtenVersion { sharedVersion = version }
+            } else if let error = await persistPublished(token.token) {
                 // The server has already rotated the refresh token: keep the new one in memory
                 // rather than lose the session; the store catches up on the next write.
                 logger.error("the \(level) token could not be stored: \(error)")
@@ -554,14 +616,76 @@ actor TokenBroker {
         case .fail(let error, let wipe):
             if reason != .requested { counters.failedRenewals += 1 }
             logger.debug("\(level) token renewal failed: \(error.kind)")
-            if wipe, let storeError = await persist(nil) {
-                logger.error("the \(level) token could not be removed from the store: \(storeError)")
+            if wipe {
+                if sharedStore != nil {
+                    await wipeShared(renewal: renewal)
+                } else if let storeError = await persist(nil) {
+                    logger.error("the \(level) token could not be removed from the store: \(storeError)")
+                }
             }
             if case .failure(let cause) = obtained, cause is CancellationError { return .failure(cause) }
             return .failure(error)
         case .discard:
-            if case .success(let orphan) = obtained { await revokeAbandoned(orphan) }
+            // A token adopted from the shared store is the other processes' too: never revoke it.
+            if case .success(let orphan) = obtained, renewal.adopted == nil { await revokeAbandoned(orphan) }
             return .failure(abandonedError())
+        }
+    }
+
+    /// Reads the level's token from the store, with its shared version when the store is
+    /// shared. A shared store that fails is not fatal: the level starts without a token and
+    /// renews on its own (with a warning), as the other processes would.
+    private func load() async -> (result: Result<OAuth2Token?, any Error>, version: UInt64) {
+        guard let sharedStore else {
+            do {
+                return (.success(try await store.token(for: storeKey)), 0)
+            } catch {
+                return (.failure(error), 0)
+            }
+        }
+        do {
+            let entry = try await sharedStore.entry(for: storeKey)
+            sharedStoreRecovered()
+            return (.success(entry.token), entry.version)
+        } catch let error as CourierError where Self.isDamage(error) {
+            // A damaged store is an error, never papered over with a new token.
+            return (.failure(error), 0)
+        } catch {
+            sharedStoreDegraded(because: "the shared token store could not be read (\(error))")
+            return (.success(nil), 0)
+        }
+    }
+
+    /// Whether `error` says the store is damaged or unreadable with this key, rather than
+    /// out of reach.
+    static func isDamage(_ error: CourierError) -> Bool {
+        switch error.kind {
+        case .tokenStoreTampered, .tokenStoreTruncated, .tokenStoreWrongKey, .tokenStoreUnsupportedFormat,
+            .tokenStoreKeyUnavailable:
+            true
+        default: false
+        }
+    }
+
+    /// Stores a token the machine published: with a shared store, as the entry's next
+    /// version (a sign-in replaces whatever the entry held); otherwise a plain write.
+    private func persistPublished(_ token: OAuth2Token) async -> (any Error)? {
+        guard let sharedStore else { return await persist(token) }
+        do {
+            for _ in 0..<3 {
+                let entry = try await sharedStore.entry(for: storeKey)
+                if let written = try await sharedStore.setToken(token, for: storeKey, ifVersion: entry.version) {
+                    sharedVersion = written.version
+                    return nil
+                }
+            }
+            return CourierError(
+                kind: .tokenStoreFailed,
+                message: "the shared \(level) entry kept changing while the token was written",
+                level: level
+            )
+        } catch {
+            return error
         }
     }
 
@@ -587,7 +711,7 @@ actor TokenBroker {
 
     /// Writes the store in the order the machine decided: each write waits for the previous
     /// one, so a logout's removal cannot be overtaken by an earlier renewal's write.
-    private func persist(_ token: OAuth2Token?) async -> (any Error)? {
+    func persist(_ token: OAuth2Token?) async -> (any Error)? {
         let previous = lastWrite
         let store = self.store
         let key = storeKey

@@ -21,29 +21,30 @@ import Darwin
 ///   A crash leaves the old store or the new one.
 /// - **No interleaving.** Each read-modify-write holds a lock per path that all stores of
 ///   the process share, and an advisory `flock` on `<path>.lock` against other processes.
+/// - **Shared by the processes of one host.** Every entry has a version, and a
+///   compare-and-swap write checks it under that lock; a lease is a `flock` on a file of its
+///   own, so the processes of a service renew each token once between them (see
+///   ``SharedTokenStore``). The kernel drops a dead holder's lease. Across hosts, use a
+///   database store.
 ///
 /// ### File format (version 1)
 ///
 /// `"CTKS"`, version byte `1`, 8-byte key id (the first bytes of HMAC-SHA-256 of a fixed
 /// label under the key, so a wrong key is told apart from tampering), 4-byte big-endian
 /// ciphertext length, 12-byte nonce, ciphertext, 16-byte tag. The first 17 bytes are the
-/// associated data.
+/// associated data. The plaintext is a JSON document of entries (key, token, version) and
+/// the versions of removed entries; files written before entries had versions read as
+/// version 1, and older readers ignore the versions.
 ///
 /// ```swift
 /// let store = EncryptedFileTokenStore(path: "/var/lib/myapp/tokens.store")   // key in tokens.store.key
 /// let store = EncryptedFileTokenStore(path: path, keyProvider: .environment())
 /// ```
-public final class EncryptedFileTokenStore: TokenStore {
+public final class EncryptedFileTokenStore: SharedTokenStore {
     /// The store's file.
     public let path: String
-    private let keyProvider: TokenStoreKeyProvider
-    private let cachedKey = LockedBox<SymmetricKey?>(nil)
-
-    static let magic: [UInt8] = Array("CTKS".utf8)
-    static let version: UInt8 = 1
-    static let headerSize = 17
-    static let nonceSize = 12
-    static let tagSize = 16
+    private let sealer: TokenSealer
+    private let leases: FileLeases
 
     /// Creates a store.
     ///
@@ -52,7 +53,8 @@ public final class EncryptedFileTokenStore: TokenStore {
     ///   - keyProvider: The key; by default ``TokenStoreKeyProvider/keyFile(atPath:)`` at `<path>.key`.
     public init(path: String, keyProvider: TokenStoreKeyProvider? = nil) {
         self.path = path
-        self.keyProvider = keyProvider ?? .keyFile(atPath: path + ".key")
+        self.sealer = TokenSealer(keyProvider: keyProvider ?? .keyFile(atPath: path + ".key"), location: path)
+        self.leases = FileLeases(storePath: path)
     }
 
     /// The token under `key`.
@@ -60,43 +62,94 @@ public final class EncryptedFileTokenStore: TokenStore {
     /// - Throws: ``CourierError`` when the file is damaged, written with another key, or
     ///   cannot be read.
     public func token(for key: TokenStoreKey) async throws -> OAuth2Token? {
-        let symmetricKey = try await encryptionKey()
-        return try PathLock.withLock(path) {
-            try readDocument(symmetricKey).entries.first(where: { $0.key == key })?.token
-        }
+        try await entry(for: key).token
     }
 
-    /// Stores or removes the token under `key`, rewriting the file atomically.
+    /// Stores or removes the token under `key`, rewriting the file atomically; the entry's
+    /// version goes up.
     ///
     /// - Throws: ``CourierError`` when the existing file is damaged or cannot be written.
     public func setToken(_ token: OAuth2Token?, for key: TokenStoreKey) async throws {
         let symmetricKey = try await encryptionKey()
         try PathLock.withLock(path) {
             var document = try readDocument(symmetricKey)
-            document.entries.removeAll { $0.key == key }
-            if let token { document.entries.append(.init(key: key, token: token)) }
+            document.set(token, for: key)
             try writeDocument(document, symmetricKey)
         }
     }
 
-    /// Removes every token of the client.
+    /// Removes every token of the client; each removed entry's version goes up.
     public func removeTokens(clientID: String) async throws {
+        try await removeEntries { $0.clientID == clientID }
+    }
+
+    /// Removes every token of one user of the client; each removed entry's version goes up.
+    public func removeTokens(clientID: String, user: String?) async throws {
+        try await removeEntries { $0.clientID == clientID && $0.user == user }
+    }
+
+    private func removeEntries(where matches: (TokenStoreKey) -> Bool) async throws {
         let symmetricKey = try await encryptionKey()
         try PathLock.withLock(path) {
             var document = try readDocument(symmetricKey)
-            document.entries.removeAll { $0.key.clientID == clientID }
+            for key in document.entries.map(\.key) where matches(key) {
+                document.set(nil, for: key)
+            }
             try writeDocument(document, symmetricKey)
         }
     }
 
-    /// Removes every token of one user of the client, rewriting the file atomically.
-    public func removeTokens(clientID: String, user: String?) async throws {
+    // MARK: Shared
+
+    /// The entry under `key` with its version. A token written before entries had versions
+    /// reads as version 1.
+    ///
+    /// - Throws: ``CourierError`` when the file is damaged, written with another key, or
+    ///   cannot be read.
+    public func entry(for key: TokenStoreKey) async throws -> TokenStoreEntry {
         let symmetricKey = try await encryptionKey()
-        try PathLock.withLock(path) {
+        return try PathLock.withLock(path) { try readDocument(symmetricKey).entry(for: key) }
+    }
+
+    /// Writes `token` under `key` (`nil` removes it) when the entry is still at `version`,
+    /// with the file locked against the other processes between the check and the write.
+    ///
+    /// - Throws: ``CourierError`` when the existing file is damaged or cannot be written.
+    public func setToken(
+        _ token: OAuth2Token?,
+        for key: TokenStoreKey,
+        ifVersion version: UInt64
+    ) async throws
+        -> TokenStoreEntry?
+    {
+        let symmetricKey = try await encryptionKey()
+        return try PathLock.withLock(path) {
             var document = try readDocument(symmetricKey)
-            document.entries.removeAll { $0.key.clientID == clientID && $0.key.user == user }
+            guard document.entry(for: key).version == version else { return nil }
+            let written = document.set(token, for: key)
             try writeDocument(document, symmetricKey)
+            return written
         }
+    }
+
+    /// Takes the lease on `key`: an exclusive `flock` on `<path>.lease.<hash of the key>`,
+    /// held by an open descriptor until ``releaseLease(_:)``, with the lease's expiry written
+    /// in the file.
+    ///
+    /// When the holder's process ends — even killed — the kernel drops its lock, and the next
+    /// process takes the lease at once. A holder that is alive but stuck past its expiry is
+    /// replaced: its lease file is unlinked (its lock stays on the old file) and a new one is
+    /// locked. Lease files hold no secret.
+    ///
+    /// - Throws: ``CourierError`` when the lease file cannot be opened or written.
+    public func acquireLease(for key: TokenStoreKey, duration: Duration) async throws -> TokenStoreLease? {
+        try PathLock.withLock(path) { try leases.acquire(for: key, duration: duration) }
+    }
+
+    /// Ends a lease this store took: unlocks and closes its lease file. A lease that was
+    /// replaced after it timed out, or that another store instance took, is left alone.
+    public func releaseLease(_ lease: TokenStoreLease) async throws {
+        try PathLock.withLock(path) { leases.release(lease) }
     }
 
     // MARK: Document
@@ -105,40 +158,53 @@ public final class EncryptedFileTokenStore: TokenStore {
         struct Entry: Codable {
             var key: TokenStoreKey
             var token: OAuth2Token
+            /// Absent in files written before entries had versions: read as 1.
+            var version: UInt64?
+        }
+        /// The version of a removed entry, so that it never goes back.
+        struct Removal: Codable {
+            var key: TokenStoreKey
+            var version: UInt64
         }
         var version = 1
         var entries: [Entry] = []
+        /// Absent in files written before entries had versions. Readers that predate it
+        /// ignore it, so the format stays version 1.
+        var removed: [Removal]? = nil
+
+        func entry(for key: TokenStoreKey) -> TokenStoreEntry {
+            if let entry = entries.first(where: { $0.key == key }) {
+                return TokenStoreEntry(token: entry.token, version: entry.version ?? 1)
+            }
+            let removal = removed?.first(where: { $0.key == key })
+            return TokenStoreEntry(token: nil, version: removal?.version ?? 0)
+        }
+
+        /// Replaces the entry under `key`, one version up.
+        @discardableResult
+        mutating func set(_ token: OAuth2Token?, for key: TokenStoreKey) -> TokenStoreEntry {
+            let next = entry(for: key).version + 1
+            entries.removeAll { $0.key == key }
+            var removals = removed ?? []
+            removals.removeAll { $0.key == key }
+            if let token {
+                entries.append(Entry(key: key, token: token, version: next))
+            } else {
+                removals.append(Removal(key: key, version: next))
+            }
+            removed = removals.isEmpty ? nil : removals
+            return TokenStoreEntry(token: token, version: next)
+        }
     }
 
     private func encryptionKey() async throws -> SymmetricKey {
-        if let key = cachedKey.withLock({ $0 }) { return key }
-        let key: SymmetricKey
-        do {
-            key = try await keyProvider.key()
-        } catch let error as CourierError {
-            throw error
-        } catch {
-            throw CourierError(
-                kind: .tokenStoreKeyUnavailable,
-                message: "the key provider failed: \(error)",
-                path: path
-            )
-        }
-        guard key.bitCount == 256 else {
-            throw CourierError(
-                kind: .tokenStoreKeyUnavailable,
-                message: "the key has \(key.bitCount) bits; AES-256 needs 256",
-                path: path
-            )
-        }
-        cachedKey.withLock { $0 = key }
-        return key
+        try await sealer.key()
     }
 
     /// Reads and decrypts the file; an absent file is an empty document.
     private func readDocument(_ key: SymmetricKey) throws -> Document {
         guard let data = try readFile() else { return Document() }
-        let plaintext = try Self.unseal(data, key: key, path: path)
+        let plaintext = try sealer.open(data, key: key)
         do {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .secondsSince1970
@@ -166,103 +232,7 @@ public final class EncryptedFileTokenStore: TokenStore {
                 path: path
             )
         }
-        try writeAtomically(try Self.seal(plaintext, key: key, path: path))
-    }
-
-    // MARK: Sealing
-
-    static func keyID(_ key: SymmetricKey) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: Data("courier token store key id v1".utf8), using: key).prefix(8))
-    }
-
-    static func seal(_ plaintext: Data, key: SymmetricKey, path: String?) throws -> Data {
-        guard plaintext.count <= Int(UInt32.max) else {
-            throw CourierError(kind: .tokenStoreUnsupportedFormat, message: "the store is too large", path: path)
-        }
-        var header = magic + [version] + keyID(key)
-        let length = UInt32(plaintext.count)
-        header += [
-            UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF),
-        ]
-        do {
-            let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(), authenticating: Data(header))
-            return Data(header) + Data(box.nonce) + box.ciphertext + box.tag
-        } catch {
-            throw CourierError(
-                kind: .tokenStoreUnsupportedFormat,
-                message: "AES-GCM sealing failed: \(error)",
-                path: path
-            )
-        }
-    }
-
-    static func unseal(_ data: Data, key: SymmetricKey, path: String?) throws -> Data {
-        let bytes = [UInt8](data)
-        guard bytes.count >= headerSize else {
-            // A prefix of a header (or nothing): a write that was cut, or a cut file.
-            if bytes.isEmpty || Array(magic.prefix(bytes.count)) == Array(bytes.prefix(magic.count)) {
-                throw CourierError(
-                    kind: .tokenStoreTruncated,
-                    message: "the file has \(bytes.count) bytes, less than a header",
-                    path: path
-                )
-            }
-            throw CourierError(
-                kind: .tokenStoreUnsupportedFormat,
-                message: "the file is not a Courier token store",
-                path: path
-            )
-        }
-        guard Array(bytes[0..<4]) == magic else {
-            throw CourierError(
-                kind: .tokenStoreUnsupportedFormat,
-                message: "the file is not a Courier token store",
-                path: path
-            )
-        }
-        guard bytes[4] == version else {
-            throw CourierError(
-                kind: .tokenStoreUnsupportedFormat,
-                message: "store format version \(bytes[4]) is not supported",
-                path: path
-            )
-        }
-        let length = Int(bytes[13]) << 24 | Int(bytes[14]) << 16 | Int(bytes[15]) << 8 | Int(bytes[16])
-        let expected = headerSize + nonceSize + length + tagSize
-        guard bytes.count >= expected else {
-            throw CourierError(
-                kind: .tokenStoreTruncated,
-                message: "the file has \(bytes.count) of \(expected) bytes",
-                path: path
-            )
-        }
-        guard bytes.count == expected else {
-            throw CourierError(
-                kind: .tokenStoreTampered,
-                message: "the file has \(bytes.count - expected) bytes more than its header says",
-                path: path
-            )
-        }
-        guard Array(bytes[5..<13]) == keyID(key) else {
-            throw CourierError(kind: .tokenStoreWrongKey, message: "the store was written with another key", path: path)
-        }
-        do {
-            let nonceStart = headerSize
-            let cipherStart = nonceStart + nonceSize
-            let tagStart = cipherStart + length
-            let box = try AES.GCM.SealedBox(
-                nonce: AES.GCM.Nonce(data: Data(bytes[nonceStart..<cipherStart])),
-                ciphertext: Data(bytes[cipherStart..<tagStart]),
-                tag: Data(bytes[tagStart..<expected])
-            )
-            return try AES.GCM.open(box, using: key, authenticating: Data(bytes[0..<headerSize]))
-        } catch {
-            throw CourierError(
-                kind: .tokenStoreTampered,
-                message: "the store failed authentication: it was changed",
-                path: path
-            )
-        }
+        try writeAtomically(try sealer.seal(plaintext, key: key))
     }
 
     // MARK: Files

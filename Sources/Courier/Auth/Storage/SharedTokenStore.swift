@@ -39,7 +39,11 @@ public protocol SharedTokenStore: TokenStore {
     /// - Returns: The entry as written, with its new, higher version; `nil` when the entry
     ///   had moved on and nothing was written.
     /// - Throws: ``CourierError`` when the store cannot be written.
-    func setToken(_ token: OAuth2Token?, for key: TokenStoreKey, ifVersion version: UInt64) async throws
+    func setToken(
+        _ token: OAuth2Token?,
+        for key: TokenStoreKey,
+        ifVersion version: UInt64
+    ) async throws
         -> TokenStoreEntry?
 
     /// Takes the lease on `key` for `duration`, without waiting.

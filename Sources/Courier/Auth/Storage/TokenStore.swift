@@ -79,33 +79,3 @@ extension TokenStore {
         }
     }
 }
-
-/// Tokens in memory, lost when the process ends. The default store.
-public final class InMemoryTokenStore: TokenStore {
-    private let tokens = LockedBox<[TokenStoreKey: OAuth2Token]>([:])
-
-    /// Creates an empty store.
-    public init() {}
-
-    /// The token under `key`.
-    public func token(for key: TokenStoreKey) async throws -> OAuth2Token? {
-        tokens.withLock { $0[key] }
-    }
-
-    /// Stores or removes the token under `key`.
-    public func setToken(_ token: OAuth2Token?, for key: TokenStoreKey) async throws {
-        tokens.withLock { $0[key] = token }
-    }
-
-    /// Removes every token of the client.
-    public func removeTokens(clientID: String) async throws {
-        tokens.withLock { tokens in tokens = tokens.filter { $0.key.clientID != clientID } }
-    }
-
-    /// Removes every token of one user of the client.
-    public func removeTokens(clientID: String, user: String?) async throws {
-        tokens.withLock { tokens in
-            tokens = tokens.filter { $0.key.clientID != clientID || $0.key.user != user }
-        }
-    }
-}

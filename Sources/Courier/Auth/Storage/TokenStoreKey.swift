@@ -9,13 +9,22 @@ public struct TokenStoreKey: Hashable, Sendable, Codable, CustomStringConvertibl
     /// ``ResourceAccess/userClient`` and for tokens of no user (the device level).
     public var user: String?
 
+    /// Creates a key of no particular user: the single user's or the device's.
+    ///
+    /// - Parameters:
+    ///   - clientID: The client id.
+    ///   - level: The level.
+    public init(clientID: String, level: AuthorizationLevel) {
+        self.init(clientID: clientID, level: level, user: nil)
+    }
+
     /// Creates a key.
     ///
     /// - Parameters:
     ///   - clientID: The client id.
     ///   - level: The level.
     ///   - user: The user's key, `nil` for the single user or no user.
-    public init(clientID: String, level: AuthorizationLevel, user: String? = nil) {
+    public init(clientID: String, level: AuthorizationLevel, user: String?) {
         self.clientID = clientID
         self.level = level
         self.user = user

@@ -1,0 +1,137 @@
+import Courier
+import CourierPostgres
+import Crypto
+import Foundation
+import Testing
+
+/// Eight processes of a service share one identity through the PostgreSQL store, 100
+/// concurrent callers each, with tokens that live 2 s: the authorization server sees one
+/// grant per expiry across the fleet, no request fails, no rotated refresh token is reused,
+/// and an outage of the database degrades to local renewal instead of failing requests.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct PostgresFleetTests {
+    @Test func aSharedClientCredentialsTokenIsRenewedOncePerExpiry() async throws {
+        let servers = try await PostgresServers.shared()
+        let admin = OAuthAdmin(base: try #require(servers.oauth))
+        try await admin.setLifetime(seconds: FleetRun.lifetime)
+        try await admin.reset()
+
+        let fleet = try FleetRun.start(
+            servers: servers,
+            postgresPort: servers.port,
+            table: StoreFixtures.uniqueTable(),
+            level: "device"
+        )
+        let summaries = try await fleet.summaries(within: .seconds(60))
+        let times = try await admin.tokenRequestTimes()
+        let stats = try await admin.stats()
+        print(
+            "[figures] PostgreSQL fleet of 8 × 100 callers, device, 2 s tokens, 10 s: \(times.count) token requests, "
+                + "smallest gap \(Self.smallestGap(times)) s; \(FleetRun.describe(summaries))"
+        )
+
+        #expect(summaries.allSatisfy { $0.requests > 0 })
+        #expect(summaries.map(\.failureCount).reduce(0, +) == 0)
+        #expect(times.count >= 3, "the tokens expired during the run, so they were renewed")
+        #expect(FleetRun.gapsViolatingOneGrantPerExpiry(times).isEmpty, "token requests at \(times)")
+        #expect(summaries.map(\.renewals).reduce(0, +) == times.count, "every grant was one member's renewal")
+        #expect(summaries.allSatisfy { $0.degraded == 0 })
+        #expect(stats["failed_grants"] as? Int == 0)
+    }
+
+    @Test func aSharedUserEntryWithRotatingRefreshTokensIsNeverReused() async throws {
+        let servers = try await PostgresServers.shared()
+        let admin = OAuthAdmin(base: try #require(servers.oauth))
+        try await admin.setLifetime(seconds: FleetRun.lifetime)
+        let table = StoreFixtures.uniqueTable()
+        let key = SymmetricKey(size: .bits256)
+        try await Self.seedUser(servers: servers, admin: admin, table: table, key: key)
+        try await admin.reset()
+
+        let fleet = try FleetRun.start(
+            servers: servers,
+            postgresPort: servers.port,
+            table: table,
+            level: "user",
+            key: key
+        )
+        let summaries = try await fleet.summaries(within: .seconds(60))
+        let stats = try await admin.stats()
+        let grants = stats["grants"] as? [String: Any] ?? [:]
+        let times = try await admin.tokenRequestTimes()
+        print(
+            "[figures] PostgreSQL fleet of 8 × 100 callers, user (rotating refresh tokens), 2 s tokens, 10 s: "
+                + "\(times.count) token requests, reuse detected \(stats["refresh_reuse_detected"] ?? "?"); "
+                + FleetRun.describe(summaries)
+        )
+
+        #expect(summaries.map(\.failureCount).reduce(0, +) == 0)
+        #expect(stats["refresh_reuse_detected"] as? Int == 0)
+        #expect(stats["failed_grants"] as? Int == 0)
+        #expect((grants["refresh_token"] as? Int ?? 0) >= 3)
+        #expect(FleetRun.gapsViolatingOneGrantPerExpiry(times).isEmpty, "token requests at \(times)")
+    }
+
+    @Test func aDatabaseOutageDegradesToLocalRenewal() async throws {
+        let shared = try await PostgresServers.shared()
+        let database = try await PostgresServers.disposable()
+        defer { database.handle.stop() }
+        let admin = OAuthAdmin(base: try #require(shared.oauth))
+        try await admin.setLifetime(seconds: FleetRun.lifetime)
+
+        let fleet = try FleetRun.start(
+            servers: shared,
+            postgresPort: database.port,
+            table: StoreFixtures.uniqueTable(),
+            level: "device",
+            storeTimeoutMilliseconds: 1000
+        )
+        // The fleet shares its token through the database first …
+        try await fleet.waitForEvent("renewed", within: .seconds(30))
+        // … then the database goes away, as an operator's fast shutdown takes it.
+        try await Self.run(database.stopCommand)
+        let summaries = try await fleet.summaries(within: .seconds(60))
+        print(
+            "[figures] PostgreSQL fleet of 8 × 100 callers, database stopped mid-run: \(FleetRun.describe(summaries))"
+        )
+
+        #expect(summaries.map(\.failureCount).reduce(0, +) == 0)
+        #expect(summaries.map(\.degraded).reduce(0, +) > 0, "the members renewed on their own")
+        #expect(summaries.map(\.warnings).reduce(0, +) > 0, "a warning says the store is gone")
+    }
+
+    /// A user's first token, from a password grant, written where the fleet's brokers look.
+    private static func seedUser(
+        servers: PostgresServers,
+        admin: OAuthAdmin,
+        table: String,
+        key: SymmetricKey
+    ) async throws {
+        let token = try await admin.passwordGrant(username: "alice", password: "wonderland")
+        try await StoreFixtures.withStore(servers, table: table, key: key) { store in
+            let entry = TokenStoreKey(clientID: "courier-user", level: .user)
+            _ = try #require(try await store.setToken(token, for: entry, ifVersion: 0))
+        }
+    }
+
+    private static func smallestGap(_ times: [Double]) -> Double {
+        let sorted = times.sorted()
+        return zip(sorted, sorted.dropFirst()).map { $1 - $0 }.min() ?? 0
+    }
+
+    /// Runs a command to its end (bounded) and fails when it fails.
+    private static func run(_ command: [String]) async throws {
+        guard let executable = command.first else { throw ServersError("no stop command") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
+        process.arguments = executable.hasPrefix("/") ? Array(command.dropFirst()) : command
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(30)
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        guard !process.isRunning, process.terminationStatus == 0 else {
+            throw ServersError("\(command.joined(separator: " ")) failed")
+        }
+    }
+}
