@@ -158,7 +158,7 @@ func sample_Authentication_1() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 2
 func sample_Authentication_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 53)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 56)
     let assets = try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/assets"))
     let status = try await access.deviceClient.sendUnauthenticatedRequest(ResourceRequest(path: "/api/public/status"))
     let summary = try await access.userClient.sendImplicitRequest(ResourceRequest(path: "/api/user/summary"))
@@ -168,7 +168,7 @@ func sample_Authentication_2() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 3
 func sample_Authentication_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 69)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 72)
     do {
         let response = try await access.userClient.sendAuthenticatedRequest(request)
         print(response.statusCode)
@@ -182,7 +182,7 @@ func sample_Authentication_3() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 4
 func sample_Authentication_4() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 99)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 102)
     try await access.userClient.authorize(redirectURI: URL(string: "com.example.app:/callback")!) { url in
         try await openBrowserAndWaitForRedirect(url)   // returns the redirect URL with code and state
     }
@@ -197,7 +197,7 @@ func sample_Authentication_4() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 5
 func sample_Authentication_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 157)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 160)
     do {
         let orders = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/orders"))
         print(orders.statusCode)
@@ -214,7 +214,7 @@ func sample_Authentication_5() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 6
 func sample_Authentication_6() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 192)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 195)
     var configuration = ResourceAccess.Configuration(
         resourceBaseURL: URL(string: "https://api.example.com")!,
         authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
@@ -237,7 +237,7 @@ func sample_Authentication_6() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 7
 func sample_Authentication_7() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 238)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 241)
     struct ReportsCredentials: ChallengeCredentialProvider {
         func credential(for context: ChallengeContext) async throws -> ChallengeCredential? {
             guard context.host == "reports.example.com", context.realm == "reports" else { return nil }
@@ -261,7 +261,7 @@ func sample_Authentication_7() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 8
 func sample_Authentication_8() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 280)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 283)
     let store = EncryptedFileTokenStore(
         path: "/var/lib/my-app/tokens.store",
         keyProvider: TokenStoreKeyProvider { try await loadTokenStoreKey() }   // your secret manager
@@ -273,7 +273,7 @@ func sample_Authentication_8() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 9
 func sample_Authentication_9() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 298)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 301)
     let report = await access.userClient.logout()
     if !report.isComplete {
         logger.warning("logout: \(report.revokedTokens) revoked, failures: \(report.failures.map(\.kind))")
