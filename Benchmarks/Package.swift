@@ -63,9 +63,12 @@ let package = Package(
             dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Sources/LoadHarness"
         ),
+        // The heap in use (glibc's mallinfo2), for the memory per user of CourierMicro.
+        .target(name: "CHeapInfo", path: "Sources/CHeapInfo"),
         .executableTarget(
             name: "CourierMicro",
             dependencies: [
+                "CHeapInfo",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Courier", package: "courier"),
                 .product(name: "CourierTesting", package: "courier"),

@@ -158,7 +158,7 @@ func sample_Authentication_1() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 2
 func sample_Authentication_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 53)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 56)
     let assets = try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/assets"))
     let status = try await access.deviceClient.sendUnauthenticatedRequest(ResourceRequest(path: "/api/public/status"))
     let summary = try await access.userClient.sendImplicitRequest(ResourceRequest(path: "/api/user/summary"))
@@ -168,7 +168,7 @@ func sample_Authentication_2() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 3
 func sample_Authentication_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 69)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 72)
     do {
         let response = try await access.userClient.sendAuthenticatedRequest(request)
         print(response.statusCode)
@@ -182,7 +182,7 @@ func sample_Authentication_3() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 4
 func sample_Authentication_4() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 99)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 102)
     try await access.userClient.authorize(redirectURI: URL(string: "com.example.app:/callback")!) { url in
         try await openBrowserAndWaitForRedirect(url)   // returns the redirect URL with code and state
     }
@@ -197,7 +197,7 @@ func sample_Authentication_4() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 5
 func sample_Authentication_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 157)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 160)
     do {
         let orders = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/orders"))
         print(orders.statusCode)
@@ -214,7 +214,7 @@ func sample_Authentication_5() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 6
 func sample_Authentication_6() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 192)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 195)
     var configuration = ResourceAccess.Configuration(
         resourceBaseURL: URL(string: "https://api.example.com")!,
         authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
@@ -237,7 +237,7 @@ func sample_Authentication_6() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 7
 func sample_Authentication_7() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 256)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 259)
     let signingKey = try ClientAssertionKey.ecdsaP256(pemFile: "/etc/my-app/assertion-key.pem", keyID: "2026-01")
     var jwtConfiguration = configuration
     jwtConfiguration.deviceClient = OAuth2ClientCredentials(clientID: "my-app-device", privateKey: signingKey)
@@ -250,7 +250,7 @@ func sample_Authentication_7() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 8
 func sample_Authentication_8() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 281)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 284)
     let identity = try ClientCertificate.pkcs12(path: "/etc/my-app/client.p12", password: keyPassword)
     let partner = try TrustPolicy(host: "partner.example.com", pins: [partnerPin], clientCertificate: identity)
     print(partner.clientCertificate?.format == .pkcs12)
@@ -259,7 +259,7 @@ func sample_Authentication_8() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 9
 func sample_Authentication_9() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 300)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 303)
     let transport = CurlTransport(configuration: .init(security: security))
     let discovered = try await AuthorizationServer.discover(
         issuer: URL(string: "https://login.example.com")!,
@@ -275,7 +275,7 @@ func sample_Authentication_9() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 10
 func sample_Authentication_10() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 354)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 357)
     struct ReportsCredentials: ChallengeCredentialProvider {
         func credential(for context: ChallengeContext) async throws -> ChallengeCredential? {
             guard context.host == "reports.example.com", context.realm == "reports" else { return nil }
@@ -299,7 +299,7 @@ func sample_Authentication_10() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 11
 func sample_Authentication_11() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 396)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 399)
     let store = EncryptedFileTokenStore(
         path: "/var/lib/my-app/tokens.store",
         keyProvider: TokenStoreKeyProvider { try await loadTokenStoreKey() }   // your secret manager
@@ -311,7 +311,7 @@ func sample_Authentication_11() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 12
 func sample_Authentication_12() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 414)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 417)
     let report = await access.userClient.logout()
     if !report.isComplete {
         logger.warning("logout: \(report.revokedTokens) revoked, failures: \(report.failures.map(\.kind))")

@@ -3,7 +3,8 @@
 //
 // - `ResourceAccess.users.lookupWarm`: looking up one of 10,000 users in memory.
 // - `ResourceAccess.users.memoryPerIdleUser`: the heap (and RSS) that 10,000 warm users take
-//   — each with its token loaded by one authenticated request, then idle — divided by 10,000.
+//   — each with its token loaded by one authenticated request, then idle — divided by 10,000
+//   (the heap from glibc's mallinfo2; the RSS figure is rough, as freed pages are reused).
 //   The store builds a fresh token for every read, as a file or database store would, and
 //   keeps nothing itself, so the figure is what the ResourceAccess holds per user. Throws
 //   above 2 KB.
@@ -13,6 +14,7 @@
 //   ten requests each, all at once; throws unless the token endpoint saw exactly 1,000
 //   refreshes, one per user.
 import Benchmark
+import CHeapInfo
 import Courier
 import CourierTesting
 import Foundation
@@ -67,11 +69,11 @@ struct SecuredNullTransport: Transport {
 
 /// A MockTransport whose token endpoint counts its requests and answers, after `delay`, with
 /// a new token; the gateway answers 200.
-func makeUsersMock(tokenRequests: Atomic<Int>, delay: Duration? = nil) throws -> MockTransport {
+func makeUsersMock(tokenRequests: GrantCounter, delay: Duration? = nil) throws -> MockTransport {
     let ok = Response(head: HTTPResponse(status: .ok))
     return MockTransport(security: try securedConfiguration()) { request, _ in
         guard request.authority == authorizationHost else { return ok }
-        let n = tokenRequests.add(1, ordering: .relaxed).newValue
+        let n = tokenRequests.increment()
         if let delay { try await Task.sleep(for: delay) }
         let json = #"{"access_token":"new-\#(n)","token_type":"Bearer","expires_in":3600,"refresh_token":"r-\#(n)"}"#
         return Response(
@@ -99,7 +101,7 @@ func makeUsersAccess(transport: any Transport, store: any TokenStore) throws -> 
 func userKey(_ n: Int) -> String { "account-" + String(format: "%08d", n) }
 
 /// Bytes in use on the heap.
-func heapInUse() -> Int { Int(mallinfo2().uordblks) }
+func heapInUse() -> Int { Int(cheapinfo_heap_in_use()) }
 
 /// The resident set, in bytes.
 func residentBytes() -> Int {
@@ -140,8 +142,16 @@ func registerManyUsersBenchmarks() {
         await access.shutdown()
     }
 
-    let heapPerUser = BenchmarkMetric.custom("Heap per idle user (B)", polarity: .prefersSmaller, useScalingFactor: false)
-    let residentPerUser = BenchmarkMetric.custom("RSS per idle user (B)", polarity: .prefersSmaller, useScalingFactor: false)
+    let heapPerUser = BenchmarkMetric.custom(
+        "Heap per idle user (B)",
+        polarity: .prefersSmaller,
+        useScalingFactor: false
+    )
+    let residentPerUser = BenchmarkMetric.custom(
+        "RSS per idle user (B)",
+        polarity: .prefersSmaller,
+        useScalingFactor: false
+    )
     Benchmark(
         "ResourceAccess.users.memoryPerIdleUser",
         configuration: .init(
@@ -181,10 +191,15 @@ func registerManyUsersBenchmarks() {
 
     Benchmark(
         "ResourceAccess.users.validTokens10000",
-        configuration: .init(metrics: [.wallClock, .mallocCountTotal], scalingFactor: .one, maxDuration: .seconds(10), maxIterations: 5)
+        configuration: .init(
+            metrics: [.wallClock, .mallocCountTotal],
+            scalingFactor: .one,
+            maxDuration: .seconds(10),
+            maxIterations: 5
+        )
     ) { benchmark in
         for _ in benchmark.scaledIterations {
-            let tokenRequests = Atomic<Int>(0)
+            let tokenRequests = GrantCounter()
             let store = InMemoryTokenStore()
             for n in 0..<10_000 {
                 try await store.setToken(
@@ -197,19 +212,26 @@ func registerManyUsersBenchmarks() {
             try await sendConcurrently(access, users: 0..<10_000)
             benchmark.stopMeasurement()
             await access.shutdown()
-            let count = tokenRequests.load(ordering: .relaxed)
+            let count = tokenRequests.calls
             guard count == 0 else {
-                throw AuthBenchmarkError(description: "10,000 users with valid tokens caused \(count) token requests, not 0")
+                throw AuthBenchmarkError(
+                    description: "10,000 users with valid tokens caused \(count) token requests, not 0"
+                )
             }
         }
     }
 
     Benchmark(
         "ResourceAccess.users.expiring1000",
-        configuration: .init(metrics: [.wallClock, .mallocCountTotal], scalingFactor: .one, maxDuration: .seconds(10), maxIterations: 5)
+        configuration: .init(
+            metrics: [.wallClock, .mallocCountTotal],
+            scalingFactor: .one,
+            maxDuration: .seconds(10),
+            maxIterations: 5
+        )
     ) { benchmark in
         for _ in benchmark.scaledIterations {
-            let tokenRequests = Atomic<Int>(0)
+            let tokenRequests = GrantCounter()
             let store = InMemoryTokenStore()
             for n in 0..<1_000 {
                 try await store.setToken(
@@ -226,9 +248,11 @@ func registerManyUsersBenchmarks() {
             try await sendConcurrently(access, users: 0..<1_000, each: 10)
             benchmark.stopMeasurement()
             await access.shutdown()
-            let count = tokenRequests.load(ordering: .relaxed)
+            let count = tokenRequests.calls
             guard count == 1_000 else {
-                throw AuthBenchmarkError(description: "1,000 users expiring at once caused \(count) refreshes, not 1,000")
+                throw AuthBenchmarkError(
+                    description: "1,000 users expiring at once caused \(count) refreshes, not 1,000"
+                )
             }
         }
     }

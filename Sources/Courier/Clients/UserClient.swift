@@ -30,8 +30,9 @@ public final class UserClient: Sendable {
     let user: String?
     /// What every user of the ``ResourceAccess`` shares.
     let shared: Shared
-    /// The brokers derived from the user's token, made on first use.
-    private let derived = LockedBox(Derived())
+    /// The brokers derived from the user's token, made on first use; guarded by
+    /// the user's stripe of ``derivedLocks`` (never touched without it).
+    private nonisolated(unsafe) var derivedState = Derived()
 
     /// The implicit broker and the exchanged brokers.
     private struct Derived {
@@ -41,6 +42,16 @@ public final class UserClient: Sendable {
 
     /// The token endpoint of the user client.
     var endpoint: TokenEndpoint { shared.endpoint }
+
+    /// The locks of every user's derived brokers, shared by stripes: a user of many costs no
+    /// lock (nor its allocation) of its own.
+    private static let derivedLocks = (0..<64).map { _ in LockedBox(()) }
+
+    /// Runs `body` with the user's derived brokers, under the user's stripe of the locks.
+    private func withDerived<Result>(_ body: (inout Derived) throws -> Result) rethrows -> Result {
+        let stripe = Int(bitPattern: UInt(bitPattern: ObjectIdentifier(self).hashValue) >> 4 & 63)
+        return try Self.derivedLocks[stripe].withLock { _ in try body(&derivedState) }
+    }
 
     init(user: String?, shared: Shared) {
         self.user = user
@@ -58,7 +69,7 @@ public final class UserClient: Sendable {
 
     /// The broker of the implicit token, made on first use.
     var implicitBroker: TokenBroker {
-        derived.withLock { derived in
+        withDerived { derived in
             if let implicit = derived.implicit { return implicit }
             let userBroker = broker
             let userAccessToken: @Sendable () async throws -> String = {
@@ -83,7 +94,7 @@ public final class UserClient: Sendable {
     /// Whether one of the user's brokers is renewing or loading a token.
     var hasOperationInFlight: Bool {
         if broker.hasOperationInFlight { return true }
-        return derived.withLock { derived in
+        return withDerived { derived in
             (derived.implicit?.hasOperationInFlight ?? false)
                 || derived.exchanges.values.contains { $0.hasOperationInFlight }
         }
@@ -158,7 +169,7 @@ public final class UserClient: Sendable {
             throw shared.authenticated.tagged(error)
         }
         // Tokens derived from the previous identity must not outlive it, in memory or stored.
-        if let implicit = derived.withLock({ $0.implicit }) {
+        if let implicit = withDerived({ $0.implicit }) {
             _ = try? await implicit.wipe()
         } else {
             let key = TokenStoreKey(clientID: endpoint.client.clientID, level: .implicit, user: user)
@@ -282,7 +293,7 @@ public final class UserClient: Sendable {
 
     /// The broker of an exchanged token, created on first use.
     func exchangeBroker(_ exchange: TokenExchangeRequest) -> TokenBroker {
-        derived.withLock { derived in
+        withDerived { derived in
             if let broker = derived.exchanges[exchange] { return broker }
             let userBroker = broker
             let userAccessToken: @Sendable () async throws -> String = {
@@ -309,7 +320,7 @@ public final class UserClient: Sendable {
 
     /// Removes the exchanged brokers, returning them: they belong to the identity that ends.
     private func takeExchangeBrokers() -> [TokenBroker] {
-        derived.withLock { derived -> [TokenBroker] in
+        withDerived { derived -> [TokenBroker] in
             let brokers = Array(derived.exchanges.values)
             derived.exchanges.removeAll()
             return brokers
@@ -330,7 +341,7 @@ public final class UserClient: Sendable {
     public func logout() async -> UserClient.LogoutReport {
         var report = UserClient.LogoutReport()
         var tokens: [OAuth2Token] = []
-        let implicit = derived.withLock { $0.implicit }
+        let implicit = withDerived { $0.implicit }
         for broker in [broker] + (implicit.map { [$0] } ?? []) + takeExchangeBrokers() {
             let current = try? await broker.currentToken()
             do {

@@ -1,6 +1,11 @@
 public import Logging
 
 /// What a ``Middleware`` knows about the request it handles besides the request itself.
+///
+/// Pass on the context you were given, changed as needed, rather than a new one: it also
+/// carries what Courier keeps for the request, such as whose token a user-bound request of
+/// ``ResourceAccess/userClient(for:)`` needs, and a request whose context lost it fails with
+/// ``CourierError/Kind/userNotAuthenticated``.
 public struct MiddlewareContext: Sendable {
     /// The id of the ``NetworkTask`` (or plain `send`) this request belongs to.
     public let taskID: NetworkTask.ID

@@ -52,7 +52,9 @@ extension AuthIntegrationTests {
             }
             try await Task.sleep(for: .seconds(due.timeIntervalSinceNow + 0.1))
             let renewals = try await grantDelta {
-                let subjects = try await concurrently(numbers) { n in try await subject(of: access.userClient(for: key(n))) }
+                let subjects = try await concurrently(numbers) { n in
+                    try await subject(of: access.userClient(for: key(n)))
+                }
                 #expect(numbers.allSatisfy { subjects[$0] == name($0) })
             }
             #expect(renewals == ["refresh_token": 200])
@@ -104,7 +106,9 @@ extension AuthIntegrationTests {
                 #expect(try await subject(of: access.userClient(for: "svc-\(n)")) == "user-\(n)")
             }
             // And concurrently, with the registry evicting as it goes.
-            let subjects = try await concurrently(numbers) { n in try await subject(of: access.userClient(for: "svc-\(n)")) }
+            let subjects = try await concurrently(numbers) { n in
+                try await subject(of: access.userClient(for: "svc-\(n)"))
+            }
             #expect(numbers.allSatisfy { subjects[$0] == "user-\($0)" })
         }
         #expect(delta == [:])

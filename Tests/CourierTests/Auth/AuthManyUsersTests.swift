@@ -110,7 +110,9 @@ struct AuthManyUsersTests {
         #expect(first.shared === second.shared)
         #expect(first.shared === access.userClient.shared)
         #expect(first.broker !== second.broker)
-        #expect(first.broker.storeKey == TokenStoreKey(clientID: AuthFixtures.client.clientID, level: .user, user: "u-1"))
+        #expect(
+            first.broker.storeKey == TokenStoreKey(clientID: AuthFixtures.client.clientID, level: .user, user: "u-1")
+        )
         #expect(access.userClient.broker.storeKey.user == nil)
     }
 
@@ -135,7 +137,11 @@ struct AuthManyUsersTests {
             try await access.userClient(for: "u-1").sendAuthenticatedRequest(Self.request)
         }
         #expect(error?.requestKind == .authenticated)
-        #expect(bearer(try await access.userClient(for: "u-2").sendAuthenticatedRequest(Self.request)).hasPrefix("Bearer ben."))
+        #expect(
+            bearer(try await access.userClient(for: "u-2").sendAuthenticatedRequest(Self.request)).hasPrefix(
+                "Bearer ben."
+            )
+        )
         #expect(bearer(try await access.userClient.sendAuthenticatedRequest(Self.request)).hasPrefix("Bearer solo."))
         await access.shutdown()
     }
@@ -208,7 +214,9 @@ struct AuthManyUsersTests {
     final class PlainStore: TokenStore {
         let tokens = LockedBox<[TokenStoreKey: OAuth2Token]>([:])
         func token(for key: TokenStoreKey) async throws -> OAuth2Token? { tokens.withLock { $0[key] } }
-        func setToken(_ token: OAuth2Token?, for key: TokenStoreKey) async throws { tokens.withLock { $0[key] = token } }
+        func setToken(_ token: OAuth2Token?, for key: TokenStoreKey) async throws {
+            tokens.withLock { $0[key] = token }
+        }
         func removeTokens(clientID: String) async throws {
             tokens.withLock { $0 = $0.filter { $0.key.clientID != clientID } }
         }

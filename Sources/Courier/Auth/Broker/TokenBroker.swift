@@ -506,6 +506,8 @@ actor TokenBroker {
         result: Result<BrokeredToken, any Error>
     ) {
         if futures[id] === future { futures[id] = nil }
+        // An empty table keeps its storage: let it go, an idle broker of many users costs less.
+        if futures.isEmpty { futures = [:] }
         future.complete(result)
     }
 

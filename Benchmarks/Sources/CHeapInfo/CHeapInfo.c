@@ -1,0 +1,14 @@
+#include "CHeapInfo.h"
+
+#if defined(__linux__)
+#include <malloc.h>  // defines __GLIBC__ on glibc
+#endif
+
+size_t cheapinfo_heap_in_use(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
+#else
+    return 0;
+#endif
+}
