@@ -33,7 +33,7 @@ struct FleetRun {
             "--oauth", oauth.absoluteString, "--gateway", gateway.absoluteString,
             "--ca-bundle", servers.caBundle, "--pins", servers.pins.joined(separator: ","),
             "--store", "postgres", "--store-path", "-", "--level", level,
-            "--callers", "\(callers)", "--seconds", "\(seconds)", "--lease-seconds", "5",
+            "--callers", "\(callers)", "--seconds", "\(seconds)", "--pause-ms", "4000", "--lease-seconds", "5",
         ]
         let environment = [
             "COURIER_TOKEN_STORE_KEY": key.withUnsafeBytes { Data($0) }.base64EncodedString(),
