@@ -155,8 +155,16 @@ struct RenewalBackoff: Sendable, Hashable {
 ///   refresh token replaces the old one in one write) before waiters get it, so a process
 ///   that stops right after a refresh restarts with the refresh token the server expects.
 ///
+/// - **A fleet renews once.** With a ``SharedTokenStore`` (other processes use the same
+///   entry), a renewal first re-reads the entry and uses a token another process stored;
+///   otherwise it takes the entry's lease, renews from the stored refresh token and writes
+///   with compare-and-swap, while the other processes wait and take its token. A rejection or
+///   an `invalid_grant` re-reads the entry before it renews or wipes, so a stale copy never
+///   wipes a good entry. A failing store makes the broker renew on its own, with one warning
+///   per episode. See `TokenBroker+SharedStore.swift`.
+///
 /// Reading a still-valid token takes a lock, not an actor hop, so the steady state costs
-/// little; only a renewal goes through the actor.
+/// little; only a renewal goes through the actor — with a shared store too.
 actor TokenBroker {
     /// Renewal timing and limits.
     struct Configuration: Sendable, Hashable {
