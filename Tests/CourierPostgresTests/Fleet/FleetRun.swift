@@ -19,7 +19,7 @@ struct FleetRun {
         level: String,
         key: SymmetricKey = SymmetricKey(size: .bits256),
         members count: Int = 8,
-        callers: Int = 100,
+        callers: Int = 50,
         seconds: Int = 10,
         storeTimeoutMilliseconds: Int = 3000
     ) throws -> FleetRun {
