@@ -38,6 +38,8 @@ swift build -c release --product Courier -Xswiftc -warnings-as-errors
 
 echo "== tests"
 # Serial: the memory measurements (RSS while streaming 64 MiB) must not see other tests.
+# CourierPostgresTests start their PostgreSQL (and the OAuth2 servers behind TLS) through
+# Tests/Servers/serve.py --only postgres,oauth,oauth_tls, and it stops when the tests exit.
 swift test --skip-build --no-parallel
 
 if [[ "${COURIER_SKIP_TSAN:-0}" != "1" ]]; then

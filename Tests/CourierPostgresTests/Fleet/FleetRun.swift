@@ -19,7 +19,7 @@ struct FleetRun {
         level: String,
         key: SymmetricKey = SymmetricKey(size: .bits256),
         members count: Int = 8,
-        callers: Int = 100,
+        callers: Int = 50,
         seconds: Int = 10,
         storeTimeoutMilliseconds: Int = 3000
     ) throws -> FleetRun {
@@ -33,7 +33,7 @@ struct FleetRun {
             "--oauth", oauth.absoluteString, "--gateway", gateway.absoluteString,
             "--ca-bundle", servers.caBundle, "--pins", servers.pins.joined(separator: ","),
             "--store", "postgres", "--store-path", "-", "--level", level,
-            "--callers", "\(callers)", "--seconds", "\(seconds)", "--lease-seconds", "5",
+            "--callers", "\(callers)", "--seconds", "\(seconds)", "--pause-ms", "4000", "--lease-seconds", "5",
         ]
         let environment = [
             "COURIER_TOKEN_STORE_KEY": key.withUnsafeBytes { Data($0) }.base64EncodedString(),
