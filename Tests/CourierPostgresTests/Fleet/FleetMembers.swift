@@ -71,6 +71,11 @@ final class FleetMember: @unchecked Sendable {
     /// What the member wrote to standard error so far: token events as JSON lines, warnings.
     var errorOutput: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
+    /// How many times the member logged the token event `event` (`lease`, `renewed`, …).
+    func eventCount(_ event: String) -> Int {
+        errorOutput.components(separatedBy: "\"event\":\"\(event)\"").count - 1
+    }
+
     /// Waits for the member to exit (killing it after `limit`) and reads its summary.
     func summary(within limit: Duration) async throws -> FleetMemberSummary {
         let deadline = ContinuousClock.now + limit

@@ -21,6 +21,7 @@ struct FleetRun {
         members count: Int = 8,
         callers: Int = 50,
         seconds: Int = 10,
+        leaseSeconds: Int = 5,
         storeTimeoutMilliseconds: Int = 3000
     ) throws -> FleetRun {
         guard let oauth = servers.oauthTLS, let gateway = servers.gatewayTLS else {
@@ -33,7 +34,8 @@ struct FleetRun {
             "--oauth", oauth.absoluteString, "--gateway", gateway.absoluteString,
             "--ca-bundle", servers.caBundle, "--pins", servers.pins.joined(separator: ","),
             "--store", "postgres", "--store-path", "-", "--level", level,
-            "--callers", "\(callers)", "--seconds", "\(seconds)", "--pause-ms", "4000", "--lease-seconds", "5",
+            "--callers", "\(callers)", "--seconds", "\(seconds)", "--pause-ms", "4000", "--lease-seconds",
+            "\(leaseSeconds)",
         ]
         let environment = [
             "COURIER_TOKEN_STORE_KEY": key.withUnsafeBytes { Data($0) }.base64EncodedString(),

@@ -20,6 +20,12 @@ struct OAuthAdmin: Sendable {
         _ = try await call("POST", "/admin/reset")
     }
 
+    /// `POST /admin/token-fault`: what the token endpoint does instead of answering normally
+    /// (`none`, or `slow` with a delay).
+    func setTokenFault(_ mode: String, delayMilliseconds: Int = 0) async throws {
+        _ = try await call("POST", "/admin/token-fault?mode=\(mode)&delay_ms=\(delayMilliseconds)")
+    }
+
     /// `GET /admin/stats`.
     func stats() async throws -> [String: Any] {
         try await call("GET", "/admin/stats")

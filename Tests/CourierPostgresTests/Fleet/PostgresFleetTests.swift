@@ -7,7 +7,8 @@ import Testing
 /// Eight processes of a service share one identity through the PostgreSQL store, 50
 /// concurrent callers each, with tokens that live 2 s: the authorization server sees one
 /// grant per expiry across the fleet, no request fails, no rotated refresh token is reused,
-/// and an outage of the database degrades to local renewal instead of failing requests.
+/// a lease holder killed mid-renewal is replaced once its lease times out, and an outage of
+/// the database degrades to local renewal instead of failing requests.
 ///
 /// 50 callers a member, not 100: on a loaded two-core machine the authlib gateway (one
 /// introspection per request, in Python) then answers more slowly than a 2 s token lives,
@@ -103,6 +104,57 @@ struct PostgresFleetTests {
         #expect(summaries.map(\.failureCount).reduce(0, +) == 0)
         #expect(summaries.map(\.degraded).reduce(0, +) > 0, "the members renewed on their own")
         #expect(summaries.map(\.warnings).reduce(0, +) > 0, "a warning says the store is gone")
+    }
+
+    @Test func whenTheLeaseHolderIsKilledMidRenewalAnotherProcessRenewsAfterTheLeaseTimesOut() async throws {
+        let servers = try await PostgresServers.shared()
+        let admin = OAuthAdmin(base: try #require(servers.oauth))
+        try await admin.setLifetime(seconds: FleetRun.lifetime)
+        try await admin.setTokenFault("none")
+        let fleet = try FleetRun.start(
+            servers: servers,
+            postgresPort: servers.port,
+            table: StoreFixtures.uniqueTable(),
+            level: "device",
+            members: 3,
+            callers: 20,
+            seconds: 12,
+            leaseSeconds: 3
+        )
+        do {
+            try await fleet.waitForEvent("renewed", within: .seconds(30))
+            let leasesBefore = fleet.members.map { $0.eventCount("lease") }
+            // The next renewal hangs at the server: whoever takes the lease now holds it.
+            try await admin.setTokenFault("slow", delayMilliseconds: 5000)
+            let deadline = ContinuousClock.now + .seconds(20)
+            var holder: FleetMember?
+            while holder == nil {
+                holder = zip(fleet.members, leasesBefore).first { $0.eventCount("lease") > $1 }?.0
+                try #require(ContinuousClock.now < deadline, "no member took the lease")
+                if holder == nil { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            let victim = try #require(holder)
+            victim.stop()  // SIGKILL: its row lease stays until it times out
+            let killedAt = Date().timeIntervalSince1970
+            try await admin.setTokenFault("none")
+
+            var summaries: [FleetMemberSummary] = []
+            for member in fleet.members where member !== victim {
+                summaries.append(try await member.summary(within: .seconds(60)))
+            }
+            let after = try await admin.tokenRequestTimes().filter { $0 > killedAt }
+            print(
+                "[figures] PostgreSQL lease holder \(victim.name) killed mid-renewal: \(after.count) token requests "
+                    + "after the kill; survivors: \(FleetRun.describe(summaries))"
+            )
+            #expect(after.count >= 1, "another process renewed")
+            #expect(summaries.map(\.failureCount).reduce(0, +) == 0)
+            #expect(summaries.map(\.successes).reduce(0, +) > 0)
+        } catch {
+            try? await admin.setTokenFault("none")
+            for member in fleet.members { member.stop() }
+            throw error
+        }
     }
 
     /// A user's first token, from a password grant, written where the fleet's brokers look.
