@@ -127,14 +127,8 @@ public final class ResourceAccess: Sendable {
             endpoints.append(("revocation endpoint", revocation))
         }
         for (name, url) in endpoints {
-            let request = HTTPRequest(
-                method: .get,
-                scheme: url.scheme,
-                authority: Authority(url: url)?.description,
-                path: "/"
-            )
             do {
-                try security.checkCredentialTarget(request)
+                try security.checkCredentialTarget(url)
             } catch let error as CourierError {
                 throw CourierError.invalidConfiguration(
                     "the \(name) \(url.absoluteString) cannot receive credentials: \(error.message)",

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 
 extension SecurityConfiguration {
@@ -24,6 +25,14 @@ extension SecurityConfiguration {
         }
         try checkCredentialTarget(request)
         if detectsDebugger { try DebuggerDetection.check() }
+    }
+
+    /// Throws unless `url` — a configured or discovered endpoint — may receive credentials:
+    /// ``checkCredentialTarget(_:)`` for a request to it.
+    func checkCredentialTarget(_ url: URL) throws {
+        try checkCredentialTarget(
+            HTTPRequest(method: .get, scheme: url.scheme, authority: Authority(url: url)?.description, path: "/")
+        )
     }
 
     /// The credential gate: throws unless a credential — a token, a cookie, a client secret —

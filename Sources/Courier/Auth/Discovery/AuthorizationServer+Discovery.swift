@@ -135,14 +135,8 @@ extension AuthorizationServer {
 
     /// Throws unless `url` may receive credentials through a transport with `security`.
     private static func check(_ url: URL, as name: String, for issuer: String, security: SecurityConfiguration) throws {
-        let request = HTTPRequest(
-            method: .post,
-            scheme: url.scheme,
-            authority: Authority(url: url)?.description,
-            path: "/"
-        )
         do {
-            try security.checkCredentialTarget(request)
+            try security.checkCredentialTarget(url)
         } catch let error as CourierError {
             throw CourierError(
                 kind: error.kind,
