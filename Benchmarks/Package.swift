@@ -58,6 +58,17 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE"), .unsafeFlags(["-O2"])],
             linkerSettings: [.linkedLibrary("curl")]
         ),
+        // The Swift floor: a bare Swift curl-multi loop that is also the callers' task executor.
+        .target(
+            name: "CSwiftLoopCurl",
+            path: "Sources/CSwiftLoopCurl",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .executableTarget(
+            name: "SwiftLoopClient",
+            dependencies: ["CSwiftLoopCurl", "LoadClientSupport"],
+            path: "Sources/SwiftLoopClient"
+        ),
         .executableTarget(
             name: "LoadHarness",
             dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],

@@ -7,7 +7,7 @@ import Glibc
 /// A client the harness can run: one executable, maybe in a variant mode.
 struct Client: Hashable {
     /// The name in the table: `courier`, `courier-stream`, `courier-executor`, `ahc`, `urlsession`, `curl`,
-    /// `curl-courier-options`.
+    /// `curl-courier-options`, `swift-loop`.
     let name: String
     let executable: String
     let mode: String
@@ -21,6 +21,7 @@ struct Client: Hashable {
         Client(name: "ahc", executable: "AHCLoadClient", mode: "send", largeBodiesOnly: false),
         Client(name: "urlsession", executable: "URLSessionLoadClient", mode: "send", largeBodiesOnly: false),
         Client(name: "curl", executable: "CurlFloorClient", mode: "send", largeBodiesOnly: false),
+        Client(name: "swift-loop", executable: "SwiftLoopClient", mode: "executor", largeBodiesOnly: false),
         Client(
             name: "curl-courier-options",
             executable: "CurlFloorClient",
