@@ -35,6 +35,15 @@ let package = Package(
             ],
             path: "Sources/CourierLoadClient"
         ),
+        // The fault matrix: one line per kind of broken server (`Benchmarks/run.sh faults`).
+        .executableTarget(
+            name: "FaultMatrixClient",
+            dependencies: [
+                .product(name: "Courier", package: "courier"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Sources/FaultMatrixClient"
+        ),
         .executableTarget(
             name: "AHCLoadClient",
             dependencies: [

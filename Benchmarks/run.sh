@@ -5,12 +5,30 @@
 #   Benchmarks/run.sh --full       full load run (5 s runs, 3 rounds, ~35 min)
 #   Benchmarks/run.sh micro        micro benchmarks (ordo-one/benchmark); table to Benchmarks/RESULTS-micro.md
 #   Benchmarks/run.sh serve        start only the nginx (for profiling a client by hand)
+#   Benchmarks/run.sh soak [N]     N (1,000,000) GETs at 64 in flight, RSS and fds every 50,000 → RESULTS-soak.md
+#   Benchmarks/run.sh faults       the fault matrix: one line per broken server → RESULTS-faults.md
 #
 # Any other flag goes to LoadHarness (`Benchmarks/run.sh --help` lists them), for example
 #   Benchmarks/run.sh --clients courier,curl --protocols h1 --sizes 1k --concurrency 64
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 invocation="Benchmarks/run.sh${*:+ $*}"
+
+# The head of a RESULTS-*.md file: title, command, machine, commit, date; then any extra lines.
+report_header() {
+    echo "# $1"
+    echo
+    echo '```'
+    echo "$invocation"
+    echo '```'
+    echo
+    echo "- Machine: $(uname -srm), $(nproc) CPUs; $(swift --version 2>&1 | head -1)"
+    echo "- Courier: commit $(cat "$here/../.snapshot-commit" 2>/dev/null || git -C "$here/.." rev-parse --short HEAD)"
+    echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+    shift
+    for line in "$@"; do echo "- $line"; done
+    echo
+}
 
 if [[ "${1:-}" == "micro" ]]; then
     shift
@@ -24,17 +42,7 @@ if [[ "${1:-}" == "micro" ]]; then
     # --disable-sandbox: the benchmark plugin runs the benchmark executable.
     "${scheduler[@]}" swift package --disable-sandbox benchmark --target CourierMicro --no-progress --format markdown "$@" | tee "$here/.micro.out"
     {
-        echo "# Courier micro benchmarks"
-        echo
-        echo '```'
-        echo "$invocation"
-        echo '```'
-        echo
-        echo "- Machine: $(uname -srm), $(nproc) CPUs; $(swift --version 2>&1 | head -1)"
-        echo "- Courier: commit $(cat "$here/../.snapshot-commit" 2>/dev/null || git -C "$here/.." rev-parse --short HEAD)"
-        echo "- Scheduling: ${scheduler[*]:-default}"
-        echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-        echo
+        report_header "Courier micro benchmarks" "Scheduling: ${scheduler[*]:-default}"
         sed 's/\x1b\[[0-9;]*m//g' "$here/.micro.out"   # no terminal colours in the file
     } > "$here/RESULTS-micro.md"
     rm -f "$here/.micro.out"
@@ -52,6 +60,46 @@ echo "run.sh: building the harness (release)…" >&2
 touch "$here/Package.swift"
 swift build -c release --package-path "$here" >&2
 bin="$(swift build -c release --package-path "$here" --show-bin-path)"
+
+if [[ "${1:-}" == "soak" ]]; then
+    requests="${2:-1000000}"
+    serve_out="$(mktemp)"
+    "$bin/LoadHarness" serve --bin-dir "$bin" --package-dir "$here" --seconds 3600 >"$serve_out" 2>/dev/null &
+    serve_pid=$!
+    trap 'kill $serve_pid 2>/dev/null; rm -f "$serve_out"' EXIT
+    for _ in $(seq 100); do grep -q '^WORK=' "$serve_out" && break; sleep 0.2; done
+    origin="$(sed -n 's/^HTTP1=//p' "$serve_out")"
+    [[ -n "$origin" ]] || { echo "run.sh: the server did not start" >&2; exit 1; }
+    {
+        report_header "Courier soak run"
+        echo "$requests GETs of 1 KiB over HTTP/1.1 at 64 in flight on one \`Session\` (default configuration), at most 30 minutes."
+        echo
+        taskset -c 1 "$bin/CourierLoadClient" --url "$origin/bytes/1k" --concurrency 64 --connections 64 \
+            --requests "$requests" --seconds 1800 --expect-bytes 1024 --mode soak
+    } | tee "$here/RESULTS-soak.md"
+    exit 0
+fi
+
+if [[ "${1:-}" == "faults" ]]; then
+    ready="$(mktemp)"
+    python3 "$here/../Tests/Servers/serve.py" --ready-file "$ready" --only nginx,faults --no-stdin >/dev/null 2>&1 &
+    servers_pid=$!
+    trap 'kill $servers_pid 2>/dev/null; rm -f "$ready"' EXIT
+    for _ in $(seq 300); do [[ -s "$ready" ]] && break; sleep 0.2; done
+    [[ -s "$ready" ]] || { echo "run.sh: the test servers did not start" >&2; exit 1; }
+    read -r faults https attacker ca < <(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["urls"]["faults"], d["urls"]["nginx_https"], d["urls"]["nginx_attacker"], d["pki"]["ca_bundle"])' "$ready")
+    {
+        report_header "Courier fault matrix"
+        echo "One session on one CurlTransport (connect timeout 2 s, deadline 5 s, stall timeout 2 s, no retries"
+        echo "unless a case says otherwise) against Tests/Servers: nginx and the fault server."
+        echo
+        "$bin/FaultMatrixClient" --faults "$faults" --https "$https" --attacker "$attacker" --ca "$ca"
+    } | tee "$here/RESULTS-faults.md"
+    exit 0
+fi
 
 if [[ "${1:-}" == "serve" ]]; then
     shift

@@ -2,8 +2,8 @@
 # Courier's test command (the README's, and CI's through .ci/run).
 # Installs what is missing, checks that the documentation samples are current and the code is
 # formatted, builds (the samples included), runs the whole suite against the real servers the
-# suite starts on 127.0.0.1, runs the concurrency suites again under ThreadSanitizer, builds
-# the docs, and checks the public API against its baseline.
+# suite starts on 127.0.0.1, runs the concurrency suites again under ThreadSanitizer, runs
+# every fuzz target briefly, builds the docs, and checks the public API against its baseline.
 #
 #   scripts/test.sh              # everything
 #   COURIER_SKIP_TSAN=1 scripts/test.sh   # skip the ThreadSanitizer pass
@@ -50,6 +50,9 @@ if [[ "${COURIER_ASAN:-0}" == "1" ]]; then
   echo "== lifetime tests under AddressSanitizer"
   scripts/sanitize.sh address
 fi
+echo "== fuzz smoke: every parser of untrusted bytes under libFuzzer + AddressSanitizer, 20 s each"
+scripts/fuzz.sh all 20
+
 echo "== documentation (broken symbol links fail)"
 scripts/build-docs.sh
 

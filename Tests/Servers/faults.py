@@ -45,6 +45,7 @@ import struct
 import sys
 import threading
 import time
+import zlib
 from urllib.parse import parse_qs, urlsplit
 
 HOST = "127.0.0.1"
@@ -276,6 +277,46 @@ def handle(conn: Connection) -> None:
                     return
                 answered(entry)
                 conn.send(200, b"not reset", close=close)
+            elif request.path == "/truncated-chunked":
+                # A chunked body cut off: two chunks, then the connection closes without
+                # the last chunk.
+                conn.sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                                  b"Transfer-Encoding: chunked\r\n\r\n"
+                                  b"10\r\n0123456789abcdef\r\n10\r\n0123456789abcdef\r\n")
+                dropped(entry)
+                return
+            elif request.path == "/slow-loris":
+                # The head one byte every `interval` ms (500), for at most `seconds` (30).
+                head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                        + b"X-Padding: " + b"x" * 4096 + b"\r\nContent-Length: 2\r\n\r\nok")
+                deadline = time.time() + request.int_arg("seconds", 30)
+                for byte in head:
+                    if time.time() > deadline:
+                        break
+                    conn.sock.sendall(bytes([byte]))
+                    time.sleep(request.int_arg("interval", 500) / 1000)
+                dropped(entry)
+                return
+            elif request.path == "/redirect-loop":
+                answered(entry)
+                conn.send(302, b"again", {"Location": request.target}, close=close)
+            elif request.path == "/gzip-bomb":
+                # `Content-Encoding: gzip` over `mib` MiB (1024) of zeros, compressed on the
+                # fly (about 1 KiB on the wire per MiB decoded), chunked.
+                conn.sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                                  b"Content-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n")
+                compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+                zeros = bytes(1 << 20)
+
+                def chunk(data: bytes) -> None:
+                    if data:
+                        conn.sock.sendall(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+
+                for _ in range(request.int_arg("mib", 1024)):
+                    chunk(compressor.compress(zeros))
+                chunk(compressor.flush())
+                conn.sock.sendall(b"0\r\n\r\n")
+                answered(entry)
             elif request.path == "/hang":
                 conn.sock.settimeout(float(request.int_arg("seconds", 30)))
                 try:

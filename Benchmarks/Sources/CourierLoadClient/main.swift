@@ -1,6 +1,6 @@
 // Courier load client: `Session.send` (buffered; modes `send` and `executor`) or
 // `Session.stream` (mode `stream`, chunks discarded) with the default configuration: no
-// middleware, no logger. One CurlTransport, its connection
+// middleware, no logger. Mode `soak` is the long run of Soak.swift. One CurlTransport, its connection
 // limit set to --connections and the test CA trusted.
 import Courier
 import Foundation
@@ -16,6 +16,12 @@ let transport = CurlTransport(
     )
 )
 let session = Session(configuration: .init(baseURL: URL(string: origin)!), transport: transport)
+if options.mode == "soak" {
+    await Soak.run(session: session, path: path, options: options)
+    await session.shutdown()
+    await transport.shutdown()
+    exit(0)
+}
 let streamed = options.mode == "stream"
 // `executor`: the callers prefer the transport's loop thread as their task executor, so a
 // completion resumes its caller on the loop thread without a hop to the cooperative pool.

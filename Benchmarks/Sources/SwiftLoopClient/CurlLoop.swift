@@ -41,11 +41,16 @@ final class CurlLoop: TaskExecutor, @unchecked Sendable {
         _ = swiftloop_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         _ = swiftloop_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, options.connections)
         let box = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { box in
-            let loop = Unmanaged<CurlLoop>.fromOpaque(box!).takeRetainedValue()
-            loop.run()
-            return nil
-        }, box)
+        pthread_create(
+            &thread,
+            nil,
+            { box in
+                let loop = Unmanaged<CurlLoop>.fromOpaque(box!).takeRetainedValue()
+                loop.run()
+                return nil
+            },
+            box
+        )
     }
 
     private var onLoopThread: Bool { pthread_equal(pthread_self(), thread) != 0 }
@@ -130,11 +135,15 @@ final class CurlLoop: TaskExecutor, @unchecked Sendable {
     }
 
     /// The body callback: adds to the byte counter of the slot (its `CURLOPT_WRITEDATA`).
-    private static let onBody: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
-        _, size, count, counter in
-        counter!.assumingMemoryBound(to: Int.self).pointee += size * count
-        return size * count
-    }
+    private static let onBody:
+        @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+            _,
+            size,
+            count,
+            counter in
+            counter!.assumingMemoryBound(to: Int.self).pointee += size * count
+            return size * count
+        }
 
     private func complete() {
         var queued: Int32 = 0

@@ -252,6 +252,28 @@ struct AuthProtocolTests {
         #expect(challenges[2].token68 == "abc123==")
     }
 
+    @Test func aHostileChallengeListCostsBoundedWorkAndIsRefused() throws {
+        let many = (0..<10_000).map { "S\($0) realm=\"r\"" }.joined(separator: ", ")
+        #expect(AuthenticationChallenge.parse(many).count == AuthenticationChallenge.maximumChallenges + 1)
+        var fields = HTTPFields()
+        fields[.wwwAuthenticate] = many
+        #expect(throws: CourierError(.challengeFailed)) { try AuthenticationChallenge.checkedChallenges(in: fields) }
+        #expect(!AuthenticationChallenge.asksForNewBearerToken(fields))
+
+        let crowded = "Digest " + (0..<10_000).map { "p\($0)=\"v\"" }.joined(separator: ", ")
+        let digest = try #require(AuthenticationChallenge.parse(crowded).first)
+        #expect(digest.parameters.count == AuthenticationChallenge.maximumParameters + 1)
+        fields[.wwwAuthenticate] = crowded
+        #expect(throws: CourierError(.challengeFailed)) { try AuthenticationChallenge.checkedChallenges(in: fields) }
+
+        let atTheLimits =
+            (0..<AuthenticationChallenge.maximumChallenges).map { "S\($0) realm=\"r\"" }.joined(separator: ", ")
+        fields[.wwwAuthenticate] = atTheLimits
+        #expect(
+            try AuthenticationChallenge.checkedChallenges(in: fields).count == AuthenticationChallenge.maximumChallenges
+        )
+    }
+
     @Test(
         arguments: [
             (nil, true),

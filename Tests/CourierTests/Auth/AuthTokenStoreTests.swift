@@ -108,6 +108,20 @@ struct AuthTokenStoreTests {
         await #expect(throws: CourierError(.tokenStoreUnsupportedFormat)) { try await store().token(for: userKey) }
     }
 
+    @Test func aFileLargerThanTheLimitIsRefusedAndLeftAlone() async throws {
+        // A sparse file: its size is past the limit without writing 64 MiB.
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("CTKS".utf8)))
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.truncate(atOffset: UInt64(EncryptedFileTokenStore.maximumFileBytes + 1))
+        try handle.close()
+        await #expect(throws: CourierError(.tokenStoreUnsupportedFormat)) { try await store().token(for: userKey) }
+        await #expect(throws: CourierError(.tokenStoreUnsupportedFormat)) {
+            try await store().setToken(token("x"), for: deviceKey)
+        }
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        #expect(size == EncryptedFileTokenStore.maximumFileBytes + 1)
+    }
+
     @Test func concurrentWritersInOneProcessDoNotInterleave() async throws {
         // Many store instances on one path, writing different keys at once: every write lands.
         let path = self.path

@@ -45,12 +45,54 @@ struct AuthenticationChallenge: Sendable, Hashable, CustomStringConvertible {
         "\(scheme)(\(parameters.keys.sorted().joined(separator: ", ")))"
     }
 
+    /// The most challenges Courier reads from one response. A server that sends more is
+    /// refused: no real server offers more than a handful of schemes, and each one read
+    /// costs work and memory.
+    static let maximumChallenges = 16
+
+    /// The most parameters Courier reads from one challenge (a Digest challenge has seven).
+    static let maximumParameters = 32
+
     /// The challenges of every `WWW-Authenticate` field, in order.
+    ///
+    /// Reading stops one past ``maximumChallenges`` challenges, and a challenge keeps at most
+    /// one parameter more than ``maximumParameters``, so a hostile field costs bounded work;
+    /// ``checkedChallenges(in:)`` turns going past a limit into an error.
     ///
     /// - Parameter fields: The response's header fields.
     /// - Returns: The challenges; malformed parts are skipped.
     static func challenges(in fields: HTTPFields) -> [AuthenticationChallenge] {
-        fields[values: .wwwAuthenticate].flatMap { parse($0) }
+        var result: [AuthenticationChallenge] = []
+        for value in fields[values: .wwwAuthenticate] {
+            result += parse(value, limit: maximumChallenges + 1 - result.count)
+            if result.count > maximumChallenges { break }
+        }
+        return result
+    }
+
+    /// The challenges of every `WWW-Authenticate` field, or an error when the response goes
+    /// past ``maximumChallenges`` or a challenge past ``maximumParameters``.
+    ///
+    /// - Parameter fields: The response's header fields.
+    /// - Returns: The challenges; malformed parts are skipped.
+    /// - Throws: ``CourierError/Kind/challengeFailed``.
+    static func checkedChallenges(in fields: HTTPFields) throws -> [AuthenticationChallenge] {
+        let challenges = challenges(in: fields)
+        if challenges.count > maximumChallenges {
+            throw CourierError(
+                kind: .challengeFailed,
+                message: "the response has more than \(maximumChallenges) authentication challenges",
+                statusCode: 401
+            )
+        }
+        if let crowded = challenges.first(where: { $0.parameters.count > maximumParameters }) {
+            throw CourierError(
+                kind: .challengeFailed,
+                message: "the \(crowded.scheme) challenge has more than \(maximumParameters) parameters",
+                statusCode: 401
+            )
+        }
+        return challenges
     }
 
     /// The challenges of one field value.
@@ -58,9 +100,12 @@ struct AuthenticationChallenge: Sendable, Hashable, CustomStringConvertible {
     /// The grammar is a comma-separated list that mixes challenges and their parameters:
     /// a new challenge starts with a token that is not followed by `=`.
     ///
-    /// - Parameter value: The field value.
-    /// - Returns: The challenges.
-    static func parse(_ value: String) -> [AuthenticationChallenge] {
+    /// - Parameters:
+    ///   - value: The field value.
+    ///   - limit: Stop after this many challenges.
+    /// - Returns: The challenges; each keeps at most one parameter more than
+    ///   ``maximumParameters``.
+    static func parse(_ value: String, limit: Int = maximumChallenges + 1) -> [AuthenticationChallenge] {
         var scanner = ChallengeScanner(Array(value.utf8))
         var result: [AuthenticationChallenge] = []
         var scheme: String?
@@ -76,7 +121,11 @@ struct AuthenticationChallenge: Sendable, Hashable, CustomStringConvertible {
             token68 = nil
         }
 
-        while !scanner.atEnd {
+        func keep(_ name: String, _ value: String) {
+            if parameters.count <= maximumParameters || parameters[name] != nil { parameters[name] = value }
+        }
+
+        while !scanner.atEnd, result.count < limit {
             scanner.skip { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: ",") }
             guard !scanner.atEnd else { break }
             guard let token = scanner.token() else {
@@ -89,7 +138,7 @@ struct AuthenticationChallenge: Sendable, Hashable, CustomStringConvertible {
                 scanner.advance()
                 scanner.skipSpaces()
                 let value = scanner.peek == UInt8(ascii: "\"") ? scanner.quotedString() : (scanner.token() ?? "")
-                parameters[token.lowercased()] = value
+                keep(token.lowercased(), value)
                 scanner.skipToComma()
             } else if scanner.peek == UInt8(ascii: "=") && scheme == nil {
                 // A parameter with no scheme before it: malformed, skip.
@@ -108,7 +157,7 @@ struct AuthenticationChallenge: Sendable, Hashable, CustomStringConvertible {
                             scanner.skipSpaces()
                             let value =
                                 scanner.peek == UInt8(ascii: "\"") ? scanner.quotedString() : (scanner.token() ?? "")
-                            parameters[first.lowercased()] = value
+                            keep(first.lowercased(), value)
                         } else {
                             scanner.position = mark
                             token68 = scanner.token68()
@@ -120,7 +169,7 @@ struct AuthenticationChallenge: Sendable, Hashable, CustomStringConvertible {
                 }
             }
         }
-        flush()
+        if result.count < limit { flush() }
         return result
     }
 }
@@ -217,8 +266,10 @@ extension AuthenticationChallenge {
     /// A Bearer challenge with `insufficient_scope` or `invalid_request` does not: a new token
     /// for the same grant would not change the answer. A 401 that only challenges other
     /// schemes (Basic, Digest) is for the challenge middleware.
+    ///
+    /// A 401 whose challenges go past Courier's limits does not: it is no ground to renew.
     static func asksForNewBearerToken(_ fields: HTTPFields) -> Bool {
-        let challenges = challenges(in: fields)
+        guard let challenges = try? checkedChallenges(in: fields) else { return false }
         guard !challenges.isEmpty else { return true }
         return challenges.contains { challenge in
             guard challenge.hasScheme("Bearer") else { return false }

@@ -112,7 +112,7 @@ struct ChallengeMiddleware: Middleware {
     ) async throws -> Response {
         let response = try await next(request, body, context)
         guard response.status.code == 401 else { return response }
-        let challenges = AuthenticationChallenge.challenges(in: response.headerFields)
+        let challenges = try AuthenticationChallenge.checkedChallenges(in: response.headerFields)
         guard let challenge = Self.strongest(challenges), body?.isReplayable ?? true else { return response }
         guard (try? policy.checkCredentialTarget(request)) != nil,
             let authority = request.authority.flatMap({ try? Authority($0) })

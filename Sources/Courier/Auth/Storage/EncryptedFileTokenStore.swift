@@ -36,11 +36,21 @@ import Darwin
 /// the versions of removed entries; files written before entries had versions read as
 /// version 1, and older readers ignore the versions.
 ///
+/// A store file larger than ``maximumFileBytes`` is refused with
+/// ``CourierError/Kind/tokenStoreUnsupportedFormat`` before it is read into memory.
+///
 /// ```swift
 /// let store = EncryptedFileTokenStore(path: "/var/lib/myapp/tokens.store")   // key in tokens.store.key
 /// let store = EncryptedFileTokenStore(path: path, keyProvider: .environment())
 /// ```
 public final class EncryptedFileTokenStore: SharedTokenStore {
+    /// The largest store file Courier reads: 64 MiB, room for about 30,000 users' tokens.
+    ///
+    /// A larger file is not a store Courier wrote for any real service, and reading it
+    /// would hold all of it in memory, so it is refused with
+    /// ``CourierError/Kind/tokenStoreUnsupportedFormat``.
+    public static let maximumFileBytes = 64 << 20
+
     /// The store's file.
     public let path: String
     private let sealer: TokenSealer
@@ -253,6 +263,13 @@ public final class EncryptedFileTokenStore: SharedTokenStore {
                 throw ioError("cannot read the store")
             }
             if count == 0 { break }
+            guard data.count + count <= Self.maximumFileBytes else {
+                throw CourierError(
+                    kind: .tokenStoreUnsupportedFormat,
+                    message: "the store is larger than \(Self.maximumFileBytes >> 20) MiB",
+                    path: path
+                )
+            }
             data.append(contentsOf: buffer[0..<count])
         }
         return data
