@@ -87,16 +87,17 @@ if [[ "${1:-}" == "faults" ]]; then
     trap 'kill $servers_pid 2>/dev/null; rm -f "$ready"' EXIT
     for _ in $(seq 300); do [[ -s "$ready" ]] && break; sleep 0.2; done
     [[ -s "$ready" ]] || { echo "run.sh: the test servers did not start" >&2; exit 1; }
-    read -r faults https attacker ca < <(python3 -c '
+    read -r faults http https attacker ca < <(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-print(d["urls"]["faults"], d["urls"]["nginx_https"], d["urls"]["nginx_attacker"], d["pki"]["ca_bundle"])' "$ready")
+u = d["urls"]
+print(u["faults"], u["nginx_http"], u["nginx_https"], u["nginx_attacker"], d["pki"]["ca_bundle"])' "$ready")
     {
         report_header "Courier fault matrix"
         echo "One session on one CurlTransport (connect timeout 2 s, deadline 5 s, stall timeout 2 s, no retries"
         echo "unless a case says otherwise) against Tests/Servers: nginx and the fault server."
         echo
-        "$bin/FaultMatrixClient" --faults "$faults" --https "$https" --attacker "$attacker" --ca "$ca"
+        "$bin/FaultMatrixClient" --faults "$faults" --http "$http" --https "$https" --attacker "$attacker" --ca "$ca"
     } | tee "$here/RESULTS-faults.md"
     exit 0
 fi

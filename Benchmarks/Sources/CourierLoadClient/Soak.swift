@@ -13,34 +13,31 @@ enum Soak {
     static let sampleEvery = 50_000
 
     static func run(session: Session, path: String, options: LoadOptions) async {
-        let issued = Atomic<Int>(0)
-        let completed = Atomic<Int>(0)
-        let errors = Atomic<Int>(0)
+        let counters = Counters()
         let deadline = ContinuousClock.now + .seconds(options.seconds)
-        let samples = Mutex<[(Int, Int, Int)]>([])
         let start = ContinuousClock.now
         print("| Requests | RSS MiB | Open fds | Errors | Seconds |")
         print("|--:|--:|--:|--:|--:|")
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<options.concurrency {
                 group.addTask {
-                    while issued.wrappingAdd(1, ordering: .relaxed).oldValue < options.requests,
+                    while counters.issued.wrappingAdd(1, ordering: .relaxed).oldValue < options.requests,
                         ContinuousClock.now < deadline
                     {
                         do {
                             let response = try await session.send(HTTPRequest(method: .get, path: path))
-                            if response.status.code != 200 { errors.wrappingAdd(1, ordering: .relaxed) }
+                            if response.status.code != 200 { counters.errors.wrappingAdd(1, ordering: .relaxed) }
                         } catch {
-                            errors.wrappingAdd(1, ordering: .relaxed)
+                            counters.errors.wrappingAdd(1, ordering: .relaxed)
                         }
-                        let done = completed.wrappingAdd(1, ordering: .relaxed).newValue
+                        let done = counters.completed.wrappingAdd(1, ordering: .relaxed).newValue
                         if done % sampleEvery == 0 {
                             let sample = (done, residentKiB(), openFileDescriptors())
-                            samples.withLock { $0.append(sample) }
+                            counters.samples.withLock { $0.append(sample) }
                             let seconds = (ContinuousClock.now - start).components.seconds
                             print(
                                 "| \(done) | \(String(format: "%.1f", Double(sample.1) / 1024)) | \(sample.2) "
-                                    + "| \(errors.load(ordering: .relaxed)) | \(seconds) |"
+                                    + "| \(counters.errors.load(ordering: .relaxed)) | \(seconds) |"
                             )
                             fflush(nil)
                         }
@@ -48,8 +45,8 @@ enum Soak {
                 }
             }
         }
-        let all = samples.withLock { $0 }
-        let total = completed.load(ordering: .relaxed)
+        let all = counters.samples.withLock { $0 }
+        let total = counters.completed.load(ordering: .relaxed)
         guard let first = all.first else {
             print("\nSOAK: \(total) requests, too few for a sample: no verdict")
             return
@@ -59,10 +56,19 @@ enum Soak {
         let flat = peak <= limit
         let fdsFlat = all.allSatisfy { $0.2 <= first.2 + 4 }
         print(
-            "\nSOAK: \(total) requests, \(errors.load(ordering: .relaxed)) errors; RSS after \(first.0): "
+            "\nSOAK: \(total) requests, \(counters.errors.load(ordering: .relaxed)) errors; RSS after \(first.0): "
                 + "\(first.1 / 1024) MiB, peak \(peak / 1024) MiB (limit \(limit / 1024) MiB): "
                 + "\(flat ? "flat" : "GREW"); open fds \(fdsFlat ? "flat" : "GREW")"
         )
+    }
+
+    /// What the workers share: the request budget, the counts, the samples.
+    final class Counters: Sendable {
+        let issued = Atomic<Int>(0)
+        let completed = Atomic<Int>(0)
+        let errors = Atomic<Int>(0)
+        /// (completed requests, RSS KiB, open fds) every `sampleEvery` requests.
+        let samples = Mutex<[(Int, Int, Int)]>([])
     }
 
     /// Resident set size in KiB, from /proc/self/statm.
