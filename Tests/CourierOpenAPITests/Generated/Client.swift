@@ -4,7 +4,7 @@ import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
 import HTTPTypes
-/// A few routes of the servers the Courier tests start: httpbin (under nginx's /httpbin), nginx's static files and upload echo, and the resource gateway that needs a token. Each test passes the server URL of the server it addresses.
+/// A few routes of the servers the Courier tests start: httpbin (under nginx's /httpbin), nginx's static files and upload echo, the fault server, and the resource gateway that needs a token. Each test passes the server URL of the server it addresses.
 ///
 internal struct Client: APIProtocol {
     /// The underlying HTTP client.
@@ -190,6 +190,68 @@ internal struct Client: APIProtocol {
                 )
                 suppressMutabilityWarning(&request)
                 return (request, nil)
+            },
+            deserializer: { response, responseBody in
+                switch response.status.code {
+                case 200:
+                    return .ok(.init())
+                default:
+                    return .undocumented(
+                        statusCode: response.status.code,
+                        .init(
+                            headerFields: response.headerFields,
+                            body: responseBody
+                        )
+                    )
+                }
+            }
+        )
+    }
+    /// The fault server answers the status it is asked for to the first `fail` requests of `key`, then 200.
+    ///
+    ///
+    /// - Remark: HTTP `PUT /status/{code}`.
+    /// - Remark: Generated from `#/paths//status/{code}/put(putStatus)`.
+    internal func putStatus(_ input: Operations.PutStatus.Input) async throws -> Operations.PutStatus.Output {
+        try await client.send(
+            input: input,
+            forOperation: Operations.PutStatus.id,
+            serializer: { input in
+                let path = try converter.renderedPath(
+                    template: "/status/{}",
+                    parameters: [
+                        input.path.code
+                    ]
+                )
+                var request: HTTPTypes.HTTPRequest = .init(
+                    soar_path: path,
+                    method: .put
+                )
+                suppressMutabilityWarning(&request)
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "key",
+                    value: input.query.key
+                )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "fail",
+                    value: input.query.fail
+                )
+                let body: OpenAPIRuntime.HTTPBody?
+                switch input.body {
+                case let .binary(value):
+                    body = try converter.setRequiredRequestBodyAsBinary(
+                        value,
+                        headerFields: &request.headerFields,
+                        contentType: "application/octet-stream"
+                    )
+                }
+                return (request, body)
             },
             deserializer: { response, responseBody in
                 switch response.status.code {

@@ -324,6 +324,111 @@ internal enum Operations {
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
     }
+    /// The fault server answers the status it is asked for to the first `fail` requests of `key`, then 200.
+    ///
+    ///
+    /// - Remark: HTTP `PUT /status/{code}`.
+    /// - Remark: Generated from `#/paths//status/{code}/put(putStatus)`.
+    internal enum PutStatus {
+        internal static let id: Swift.String = "putStatus"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/status/{code}/PUT/path`.
+            internal struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/status/{code}/PUT/path/code`.
+                internal var code: Swift.Int
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - code:
+                internal init(code: Swift.Int) {
+                    self.code = code
+                }
+            }
+            internal var path: Operations.PutStatus.Input.Path
+            /// - Remark: Generated from `#/paths/status/{code}/PUT/query`.
+            internal struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/status/{code}/PUT/query/key`.
+                internal var key: Swift.String
+                /// - Remark: Generated from `#/paths/status/{code}/PUT/query/fail`.
+                internal var fail: Swift.Int
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - key:
+                ///   - fail:
+                internal init(
+                    key: Swift.String,
+                    fail: Swift.Int
+                ) {
+                    self.key = key
+                    self.fail = fail
+                }
+            }
+            internal var query: Operations.PutStatus.Input.Query
+            /// - Remark: Generated from `#/paths/status/{code}/PUT/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/status/{code}/PUT/requestBody/content/application\/octet-stream`.
+                case binary(OpenAPIRuntime.HTTPBody)
+            }
+            internal var body: Operations.PutStatus.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - body:
+            internal init(
+                path: Operations.PutStatus.Input.Path,
+                query: Operations.PutStatus.Input.Query,
+                body: Operations.PutStatus.Input.Body
+            ) {
+                self.path = path
+                self.query = query
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// Creates a new `Ok`.
+                internal init() {}
+            }
+            /// The fault server answered.
+            ///
+            /// - Remark: Generated from `#/paths//status/{code}/put(putStatus)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.PutStatus.Output.Ok)
+            /// The fault server answered.
+            ///
+            /// - Remark: Generated from `#/paths//status/{code}/put(putStatus)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            internal static var ok: Self {
+                .ok(.init())
+            }
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.PutStatus.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+    }
     /// One of nginx's static files of seeded random bytes (1m, 64m, ...).
     ///
     /// - Remark: HTTP `GET /bytes/{name}`.

@@ -20,6 +20,12 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /status/{code}`.
     /// - Remark: Generated from `#/paths//status/{code}/get(getStatus)`.
     func getStatus(_ input: Operations.GetStatus.Input) async throws -> Operations.GetStatus.Output
+    /// The fault server answers the status it is asked for to the first `fail` requests of `key`, then 200.
+    ///
+    ///
+    /// - Remark: HTTP `PUT /status/{code}`.
+    /// - Remark: Generated from `#/paths//status/{code}/put(putStatus)`.
+    func putStatus(_ input: Operations.PutStatus.Input) async throws -> Operations.PutStatus.Output
     /// One of nginx's static files of seeded random bytes (1m, 64m, ...).
     ///
     /// - Remark: HTTP `GET /bytes/{name}`.
@@ -71,6 +77,22 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//status/{code}/get(getStatus)`.
     internal func getStatus(path: Operations.GetStatus.Input.Path) async throws -> Operations.GetStatus.Output {
         try await getStatus(Operations.GetStatus.Input(path: path))
+    }
+    /// The fault server answers the status it is asked for to the first `fail` requests of `key`, then 200.
+    ///
+    ///
+    /// - Remark: HTTP `PUT /status/{code}`.
+    /// - Remark: Generated from `#/paths//status/{code}/put(putStatus)`.
+    internal func putStatus(
+        path: Operations.PutStatus.Input.Path,
+        query: Operations.PutStatus.Input.Query,
+        body: Operations.PutStatus.Input.Body
+    ) async throws -> Operations.PutStatus.Output {
+        try await putStatus(Operations.PutStatus.Input(
+            path: path,
+            query: query,
+            body: body
+        ))
     }
     /// One of nginx's static files of seeded random bytes (1m, 64m, ...).
     ///

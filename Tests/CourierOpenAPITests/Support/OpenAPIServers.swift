@@ -6,8 +6,8 @@ import Glibc
 #endif
 
 /// The servers these tests address, started once per test process by Tests/Servers/serve.py:
-/// nginx (static files, the upload echo, httpbin under /httpbin), httpbin, and the OAuth2
-/// server and resource gateway behind their TLS front.
+/// nginx (static files, the upload echo, httpbin under /httpbin), httpbin, the fault server,
+/// and the OAuth2 server and resource gateway behind their TLS front.
 ///
 /// serve.py stops everything when its stdin, a pipe this process holds and never writes to,
 /// reaches EOF: when the test process exits, however it exits.
@@ -16,6 +16,8 @@ struct OpenAPIServers: Sendable {
     let nginx: URL
     /// httpbin, as nginx proxies it.
     let httpbin: URL
+    /// The fault server (Tests/Servers/faults.py).
+    let faults: URL
     /// The authorization server behind TLS.
     let oauth: URL
     /// The resource gateway behind TLS.
@@ -27,6 +29,19 @@ struct OpenAPIServers: Sendable {
 
     static func shared() async throws -> OpenAPIServers {
         try await Launcher.shared.servers()
+    }
+
+    /// How many requests with `key` the fault server has received.
+    func faultRequests(key: String) async throws -> Int {
+        struct Stats: Decodable {
+            struct Key: Decodable { let requests: Int }
+            let key: Key
+        }
+        let session = Session()
+        defer { Task { await session.shutdown() } }
+        let url = faults.appending(path: "admin/stats").appending(queryItems: [URLQueryItem(name: "key", value: key)])
+        let response = try await session.send(ResourceRequest(path: url.absoluteString)).validate()
+        return try response.decode(Stats.self).key.requests
     }
 
     /// Secured resource access to the gateway, signed in as nobody yet.
@@ -79,7 +94,7 @@ private actor Launcher {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "python3", root.appendingPathComponent("Tests/Servers/serve.py").path,
-            "--ready-file", readyFile.path, "--only", "nginx,httpbin,oauth,oauth_tls",
+            "--ready-file", readyFile.path, "--only", "nginx,httpbin,faults,oauth,oauth_tls",
             "--remove-on-exit", directory.path,
         ]
         process.environment = ProcessInfo.processInfo.environment.merging(["PYTHONUNBUFFERED": "1"]) { $1 }
@@ -146,6 +161,7 @@ private actor Launcher {
         return OpenAPIServers(
             nginx: nginx,
             httpbin: nginx.appending(path: "httpbin"),
+            faults: try url("faults"),
             oauth: try url("oauth_tls"),
             gateway: try url("gateway_tls"),
             security: try .secured(trust: [policy]),
