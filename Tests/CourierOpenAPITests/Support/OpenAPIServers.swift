@@ -99,12 +99,12 @@ private actor Launcher {
         ]
         process.environment = ProcessInfo.processInfo.environment.merging(["PYTHONUNBUFFERED": "1"]) { $1 }
         process.standardInput = stdin
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = log
         process.standardError = log
         try process.run()
         self.stdin = stdin
 
-        // serve.py logs "ready in …" once the ready file is written; its log ends if it exits.
+        // serve.py prints "READY <path>" once the ready file is written; its output ends if it exits.
         let lines = await Self.readLog(log.fileHandleForReading)
         guard FileManager.default.fileExists(atPath: readyFile.path) else {
             throw ServersUnavailable(
@@ -114,8 +114,8 @@ private actor Launcher {
         return try Self.parse(readyFile)
     }
 
-    /// Reads serve.py's log on a thread of its own until the line that says it is ready, or
-    /// the end; after that line the thread drains the log so that serve.py never blocks on it.
+    /// Reads serve.py's output on a thread of its own until the line that says it is ready, or
+    /// the end; after that line the thread drains the output so that serve.py never blocks on it.
     private static func readLog(_ handle: FileHandle) async -> [String] {
         await withCheckedContinuation { continuation in
             let thread = Thread {
@@ -124,7 +124,7 @@ private actor Launcher {
                 while case let data = handle.availableData, !data.isEmpty {
                     guard !resumed else { continue }
                     text += String(decoding: data, as: UTF8.self)
-                    if text.contains("] ready in ") {
+                    if text.contains("READY ") {
                         resumed = true
                         continuation.resume(returning: text.components(separatedBy: "\n"))
                     }
