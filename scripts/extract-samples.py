@@ -34,6 +34,10 @@ TARGETS = {
         ROOT / "Tests" / "CourierPostgresTests" / "DocSamples.swift",
         ["Courier", "CourierPostgres", "Crypto", "Foundation", "Logging", "PostgresNIO", "Testing"],
     ),
+    "CourierOpenAPITests": (
+        ROOT / "Tests" / "CourierOpenAPITests" / "DocSamples.swift",
+        ["Courier", "CourierOpenAPI", "Foundation", "HTTPTypes", "OpenAPIRuntime"],
+    ),
 }
 TARGET_MARK = re.compile(r"^<!--\s*samples:\s*(\w+)\s*-->\s*$", re.MULTILINE)
 

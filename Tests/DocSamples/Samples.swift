@@ -13,7 +13,7 @@ import Testing
 
 // README.md, sample 1
 func sample_README_1() async throws {
-#sourceLocation(file: "README.md", line: 59)
+#sourceLocation(file: "README.md", line: 61)
 
 
 
@@ -47,7 +47,7 @@ func sample_README_1() async throws {
 
 // README.md, sample 2
 func sample_README_2() async throws {
-#sourceLocation(file: "README.md", line: 96)
+#sourceLocation(file: "README.md", line: 98)
     let download = session.task(for: HTTPRequest(method: .get, path: "/exports/2024.tar"))
     Task {
         for await event in download.events {
@@ -66,7 +66,7 @@ func sample_README_2() async throws {
 
 // README.md, sample 3
 func sample_README_3() async throws {
-#sourceLocation(file: "README.md", line: 119)
+#sourceLocation(file: "README.md", line: 121)
     let access = try ResourceAccess(configuration: .init(
         resourceBaseURL: URL(string: "https://api.example.com")!,
         authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
@@ -88,7 +88,7 @@ func sample_README_3() async throws {
 
 // README.md, sample 4
 func sample_README_4() async throws {
-#sourceLocation(file: "README.md", line: 148)
+#sourceLocation(file: "README.md", line: 150)
     do {
         let profile = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         let user = try profile.validate().decode(User.self)
@@ -104,7 +104,7 @@ func sample_README_4() async throws {
 // README.md, sample 5
 @Suite(.disabled("a documentation sample: compiled, never run"))
 struct sample_README_5 {
-#sourceLocation(file: "README.md", line: 166)
+#sourceLocation(file: "README.md", line: 168)
 
 
 

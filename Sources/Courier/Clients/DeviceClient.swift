@@ -20,7 +20,8 @@ public final class DeviceClient: Sendable {
     /// The token endpoint of the device client.
     let endpoint: TokenEndpoint
 
-    private let anonymous: Session
+    /// Anonymous requests.
+    let anonymous: Session
     private let unauthenticated: Session
 
     init(configuration: ResourceAccess.Configuration, endpoint: TokenEndpoint, sessions: ClientSessionFactory) {
