@@ -10,12 +10,15 @@ let package = Package(
         // Tokens shared by a fleet through PostgreSQL; a product of its own so that `Courier`
         // keeps no SwiftNIO dependency.
         .library(name: "CourierPostgres", targets: ["CourierPostgres"]),
+        // The command line for operators: requests, timings, pins and tokens from a shell.
+        .executable(name: "courier", targets: ["CourierCommand"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -70,10 +73,23 @@ let package = Package(
                 "Courier", "CourierFleet", "CourierPostgres", .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The `courier` command's logic, a library so that tests can parse its arguments;
+        // CourierCommand is the thin executable.
+        .target(
+            name: "CourierCLI",
+            dependencies: [
+                "Courier",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(name: "CourierCommand", dependencies: ["CourierCLI"]),
         .testTarget(
             name: "CourierTests",
             dependencies: [
                 "Courier", "CourierTesting", "CourierSecurityProbe", "CourierFleet", "CourierFleetMember",
+                "CourierCLI", "CourierCommand",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
