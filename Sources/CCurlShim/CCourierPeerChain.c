@@ -97,8 +97,14 @@ static int ccourier_describe_certificate(X509 *certificate, ccourier_peer_certif
     struct tm expiry = {0};
     if (ASN1_TIME_to_tm(X509_get0_notAfter(certificate), &expiry) != 1) return 0;
     out->not_after = (int64_t)timegm(&expiry);
+    // The digest of the whole DER SubjectPublicKeyInfo, algorithm included, as pins are defined.
+    unsigned char *der = NULL;
+    int der_length = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(certificate), &der);
+    if (der_length <= 0) return 0;
     unsigned int length = 0;
-    return X509_pubkey_digest(certificate, EVP_sha256(), out->spki_sha256, &length) == 1 && length == 32;
+    int ok = EVP_Digest(der, (size_t)der_length, out->spki_sha256, &length, EVP_sha256(), NULL) == 1 && length == 32;
+    OPENSSL_free(der);
+    return ok;
 }
 
 ccourier_peer_chain_status ccourier_peer_chain(const char *host, int port, const char *ca_bundle, int timeout_ms,
@@ -122,6 +128,7 @@ ccourier_peer_chain_status ccourier_peer_chain(const char *host, int port, const
         SSL_CTX_free(context);
         return status;
     }
+    status = CCOURIER_PEER_CHAIN_OK;
     SSL *ssl = SSL_new(context);
     unsigned char address[16];
     int is_address = inet_pton(AF_INET, host, address) == 1 || inet_pton(AF_INET6, host, address) == 1;

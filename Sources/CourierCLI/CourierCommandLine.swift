@@ -15,6 +15,10 @@ public enum CourierCommandLine: Sendable {
 
     /// Runs the command given by `arguments` (without the program name); returns its exit code.
     static func run(_ arguments: [String]) async -> Int32 {
+        if asksForHelp(arguments) {
+            // ArgumentParser prints the help of the command named and exits.
+            await CourierRoot.main(arguments)
+        }
         let command: any ParsableCommand
         do {
             command = try parse(arguments)
@@ -42,6 +46,12 @@ public enum CourierCommandLine: Sendable {
             StandardError.line(ExitStatus.describe(error))
             return ExitStatus.code(for: error)
         }
+    }
+
+    /// Whether `arguments` ask for help: `help` first, or `-h`/`--help` before any `--`.
+    static func asksForHelp(_ arguments: [String]) -> Bool {
+        if arguments.first == "help" { return true }
+        return arguments.prefix { $0 != "--" }.contains { $0 == "-h" || $0 == "--help" }
     }
 
     /// Parses `arguments` into a command, after rewriting the spellings ArgumentParser has no

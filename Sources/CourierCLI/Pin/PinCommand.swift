@@ -31,11 +31,7 @@ struct PinCommand: AsyncParsableCommand {
     var insecure = false
 
     func validate() throws {
-        if insecure {
-            throw ValidationError(
-                "-k/--insecure is refused: courier pin reads a verified chain; trust your CA with --cacert FILE"
-            )
-        }
+        if insecure { throw TrustInput.insecureRefusal }
     }
 
     func run() async throws {
@@ -43,9 +39,7 @@ struct PinCommand: AsyncParsableCommand {
         guard target.scheme?.lowercased() == "https", let host = target.host else {
             throw CommandFailure.usage("\(url.debugDescription): courier pin needs an https:// URL")
         }
-        if let caBundle, !FileManager.default.isReadableFile(atPath: caBundle) {
-            throw CommandFailure.usage("--cacert: cannot read \(caBundle.debugDescription)")
-        }
+        try TrustInput.checkBundle(caBundle)
         let port = target.port ?? 443
         let chain = try await ServerCertificate.verifiedChain(
             host: host,

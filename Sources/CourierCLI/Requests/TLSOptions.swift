@@ -31,11 +31,7 @@ struct TLSOptions: ParsableArguments {
     var certificatePasswordVariable: String?
 
     func validate() throws {
-        if insecure {
-            throw ValidationError(
-                "-k/--insecure is refused: courier always verifies certificates; trust your CA with --cacert FILE"
-            )
-        }
+        if insecure { throw TrustInput.insecureRefusal }
         guard ["pem", "p12"].contains(certificateType.lowercased()) else {
             throw ValidationError("--cert-type must be pem or p12, not \(certificateType)")
         }

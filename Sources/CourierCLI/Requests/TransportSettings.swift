@@ -22,11 +22,7 @@ enum TransportSettings {
             guard url.scheme?.lowercased() == "https", let host = url.host else {
                 throw CommandFailure.usage("--pin and --cert need an https:// URL")
             }
-            let pins = try tls.pins.map { text in
-                do { return try SPKIPin(text) } catch {
-                    throw CommandFailure.usage("--pin \(text): not sha256//BASE64")
-                }
-            }
+            let pins = try TrustInput.pins(tls.pins)
             let port = url.port ?? 443
             let policy =
                 pins.isEmpty
@@ -34,9 +30,7 @@ enum TransportSettings {
                 : try TrustPolicy(host: host, port: port, pins: pins, clientCertificate: certificate)
             security = try SecurityConfiguration.secured(trust: [policy])
         }
-        if let bundle = tls.caBundle, !FileManager.default.isReadableFile(atPath: bundle) {
-            throw CommandFailure.usage("--cacert: cannot read \(bundle.debugDescription)")
-        }
+        try TrustInput.checkBundle(tls.caBundle)
         return CurlTransport.Configuration(
             proxy: try proxy.map(Self.proxy) ?? .environment,
             trustedCertificateBundlePath: tls.caBundle,

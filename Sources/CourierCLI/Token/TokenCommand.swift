@@ -59,11 +59,7 @@ struct TokenCommand: AsyncParsableCommand {
     var insecure = false
 
     func validate() throws {
-        if insecure {
-            throw ValidationError(
-                "-k/--insecure is refused: courier always verifies certificates; trust your CA with --cacert FILE"
-            )
-        }
+        if insecure { throw TrustInput.insecureRefusal }
         if (issuer == nil) == (tokenURL == nil) {
             throw ValidationError("give exactly one of --issuer and --token-url")
         }
@@ -146,12 +142,8 @@ struct TokenCommand: AsyncParsableCommand {
     /// A secured transport that trusts the server's host alone: pinned, pinned to `--cacert`,
     /// or through the system's CAs.
     private func transportConfiguration(host: String, port: Int?) throws -> CurlTransport.Configuration {
-        let pins = try pins.map { text in
-            do { return try SPKIPin(text) } catch { throw CommandFailure.usage("--pin \(text): not sha256//BASE64") }
-        }
-        if let caBundle, !FileManager.default.isReadableFile(atPath: caBundle) {
-            throw CommandFailure.usage("--cacert: cannot read \(caBundle.debugDescription)")
-        }
+        let pins = try TrustInput.pins(pins)
+        try TrustInput.checkBundle(caBundle)
         let policy: TrustPolicy
         if !pins.isEmpty {
             policy = try TrustPolicy(host: host, pins: pins)

@@ -12,6 +12,13 @@ import Testing
         #expect(CourierCommandLine.rewrite(["get", "--", "--timing=json"]) == ["get", "--", "--timing=json"])
     }
 
+    @Test func helpIsRecognisedBeforeTheTerminator() {
+        #expect(CourierCommandLine.asksForHelp(["help"]))
+        #expect(CourierCommandLine.asksForHelp(["get", "--help"]))
+        #expect(!CourierCommandLine.asksForHelp(["get", "--", "--help"]))
+        #expect(!CourierCommandLine.asksForHelp(["get", "http://h/help"]))
+    }
+
     @Test func requestOptionsParseAsCurlSpellsThem() throws {
         let command = try CourierCommandLine.parse([
             "post", "https://example.com/a?b=1", "-H", "X-A: 1", "-d", "x=1", "-d", "y=2", "-L", "--max-redirs", "3",

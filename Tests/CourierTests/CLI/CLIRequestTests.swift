@@ -29,6 +29,16 @@ struct CLIRequestTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: output)).sha256Hex == file.sha256)
     }
 
+    @Test func helpListsTheExitCodes() async throws {
+        let outcome = try await CLIProcess.run(["--help"])
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(outcome.output.contains("EXIT CODES"))
+        #expect(outcome.output.contains("90  the server's chain holds none of the --pin keys"))
+        let get = try await CLIProcess.run(["get", "--help"])
+        #expect(get.status == 0, "\(get)")
+        #expect(get.output.contains("--max-redirs"))
+    }
+
     @Test func postSendsDataFromAFileAndFromStdin() async throws {
         let env = try await TestServers.shared()
         let body = Data((0..<5000).map { UInt8($0 % 251) })
