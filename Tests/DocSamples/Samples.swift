@@ -810,6 +810,21 @@ struct sample_Testing_3 {
 #sourceLocation()
 }
 
+// Documentation.docc/Articles/TheCourierCommand.md, sample 1
+func sample_TheCourierCommand_1() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/TheCourierCommand.md", line: 84)
+    let policy = try TrustPolicy(
+        host: "api.example.com",
+        pins: [
+            try SPKIPin("sha256//r8udi/Mxd6pLO7y7hZyUMWq8YnFnIWXCqeHsTDRqy8c="),  // pin: CN=Example Issuing CA
+            try SPKIPin("sha256//YLh1dUR9y6Kja30RrAn7JKnbQG/uEtLMkBgFF2Fuihg="),  // backup: CN=Example Root
+        ]
+    )
+    let security = try SecurityConfiguration.secured(trust: [policy])
+    print(security)
+#sourceLocation()
+}
+
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 1
 func sample_TransfersAndTasks_1() async throws {
 #sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 67)

@@ -1,0 +1,3 @@
+import CourierCLI
+
+await CourierCommandLine.main()
