@@ -823,12 +823,13 @@ func sample_TransfersAndTasks_1() async throws {
             return try await group.reduce(0, +)
         }
     }
+    print("\(sizes) bytes")
 #sourceLocation()
 }
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 2
 func sample_TransfersAndTasks_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 100)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 101)
     let task = session.task(for: HTTPRequest(method: .get, path: "/video.mp4"))
     Task {
         for await event in task.events {
@@ -848,7 +849,7 @@ func sample_TransfersAndTasks_2() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 3
 func sample_TransfersAndTasks_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 122)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 123)
     let upload = session.task(
         for: HTTPRequest(method: .put, path: "/backups/db.tar"),
         body: try .file(atPath: "/var/backups/db.tar")

@@ -10,7 +10,8 @@ import Testing
     /// A machine that runs with a slot.
     private func running(_ delivery: Machine.Delivery = .buffered) -> Machine {
         var machine = Machine(delivery: delivery)
-        #expect(machine.start(hasSlot: true) == .attach)
+        let answer1 = machine.start(hasSlot: true)
+        #expect(answer1 == .attach)
         return machine
     }
 
@@ -20,62 +21,79 @@ import Testing
         var machine = running()
         #expect(machine.callerIsWaiting)
         machine.statusLineReceived()
-        #expect(machine.headReceived(status: 200) == .final)
+        let answer1 = machine.headReceived(status: 200)
+        #expect(answer1 == .final)
         #expect(machine.hasFinalHead)
         #expect(machine.bodyReceived() == .buffer)
-        #expect(machine.completed(successfully: true) == .respond)
+        let answer2 = machine.completed(successfully: true)
+        #expect(answer2 == .respond)
         #expect(machine.hasEnded)
         #expect(!machine.callerIsWaiting)
     }
 
     @Test func aStreamedTransferHandsTheHeadOverThenStreams() {
         var machine = running(.streamed)
-        #expect(machine.headReceived(status: 200) == .finalStreamed)
+        let answer1 = machine.headReceived(status: 200)
+        #expect(answer1 == .finalStreamed)
         #expect(!machine.callerIsWaiting)
         #expect(machine.bodyReceived() == .stream)
         machine.receivePaused()
         #expect(machine.state == .running(.init(head: .streaming, isReceivePaused: true)))
-        #expect(machine.updatePause())
+        let answer2 = machine.updatePause()
+        #expect(answer2)
         #expect(machine.state == .running(.init(head: .streaming)))
-        #expect(machine.completed(successfully: true) == .finishStream)
+        let answer3 = machine.completed(successfully: true)
+        #expect(answer3 == .finishStream)
     }
 
     @Test func interimHeadsWaitForTheFinalOne() {
         var machine = running(.streamed)
         machine.statusLineReceived()
-        #expect(machine.headReceived(status: 100) == .interim)
+        let answer1 = machine.headReceived(status: 100)
+        #expect(answer1 == .interim)
         #expect(!machine.hasFinalHead)
         machine.statusLineReceived()
-        #expect(machine.headReceived(status: 204) == .finalStreamed)
+        let answer2 = machine.headReceived(status: 204)
+        #expect(answer2 == .finalStreamed)
     }
 
     @Test func trailersDoNotHandTheHeadOverAgain() {
         var streamed = running(.streamed)
-        #expect(streamed.headReceived(status: 200) == .finalStreamed)
-        #expect(streamed.headReceived(status: 200) == .final)
+        let answer1 = streamed.headReceived(status: 200)
+        #expect(answer1 == .finalStreamed)
+        let answer2 = streamed.headReceived(status: 200)
+        #expect(answer2 == .final)
         var buffered = running()
-        #expect(buffered.headReceived(status: 200) == .final)
-        #expect(buffered.headReceived(status: 200) == .final)
-        #expect(buffered.completed(successfully: true) == .respond)
+        let answer3 = buffered.headReceived(status: 200)
+        #expect(answer3 == .final)
+        let answer4 = buffered.headReceived(status: 200)
+        #expect(answer4 == .final)
+        let answer5 = buffered.completed(successfully: true)
+        #expect(answer5 == .respond)
     }
 
     @Test func aFailureGoesToTheCallerBeforeAStreamedHeadAndToTheStreamAfter() {
         var beforeHead = running(.streamed)
-        #expect(beforeHead.completed(successfully: false) == .fail(.caller))
+        let answer1 = beforeHead.completed(successfully: false)
+        #expect(answer1 == .fail(.caller))
         var afterHead = running(.streamed)
         _ = afterHead.headReceived(status: 200)
-        #expect(afterHead.completed(successfully: false) == .fail(.stream))
+        let answer2 = afterHead.completed(successfully: false)
+        #expect(answer2 == .fail(.stream))
         var buffered = running()
         _ = buffered.headReceived(status: 500)
-        #expect(buffered.completed(successfully: false) == .fail(.caller))
+        let answer3 = buffered.completed(successfully: false)
+        #expect(answer3 == .fail(.caller))
     }
 
     @Test func aQueuedTransferRunsOnceASlotIsFree() {
         var machine = Machine(delivery: .buffered)
-        #expect(machine.start(hasSlot: false) == .enqueue)
+        let answer1 = machine.start(hasSlot: false)
+        #expect(answer1 == .enqueue)
         #expect(machine.isQueued)
         #expect(machine.callerIsWaiting)
-        #expect(machine.slotGranted())
+        let answer2 = machine.slotGranted()
+        #expect(answer2)
         #expect(!machine.isQueued)
         #expect(machine.state == .running(.init()))
     }
@@ -83,77 +101,101 @@ import Testing
     @Test func aTransferGoesAgainOnAFreshConnectionWithAClearSlate() {
         var machine = running()
         machine.sendPaused()
-        #expect(machine.restart())
+        let answer1 = machine.restart()
+        #expect(answer1)
         #expect(machine.state == .running(.init()))
-        #expect(machine.headReceived(status: 200) == .final)
+        let answer2 = machine.headReceived(status: 200)
+        #expect(answer2 == .final)
     }
 
     @Test func aSuspensionAppliesOnlyWhileRunning() {
         var machine = Machine(delivery: .buffered)
-        #expect(!machine.updatePause())
-        #expect(machine.start(hasSlot: true) == .attach)
-        #expect(machine.updatePause())
+        let answer1 = machine.updatePause()
+        #expect(!answer1)
+        let answer2 = machine.start(hasSlot: true)
+        #expect(answer2 == .attach)
+        let answer3 = machine.updatePause()
+        #expect(answer3)
         // Resuming what is not paused still sets the handle's pause (libcurl: a no-op).
-        #expect(machine.updatePause())
+        let answer4 = machine.updatePause()
+        #expect(answer4)
     }
 
     // MARK: Cancellation
 
     @Test func cancellingBeforeTheStartFailsTheStart() {
         var machine = Machine(delivery: .buffered)
-        #expect(machine.cancel() == .deferToStart)
-        #expect(machine.cancel() == .deferToStart)
-        #expect(machine.start(hasSlot: true) == .failCancelled)
+        let answer1 = machine.cancel()
+        #expect(answer1 == .deferToStart)
+        let answer2 = machine.cancel()
+        #expect(answer2 == .deferToStart)
+        let answer3 = machine.start(hasSlot: true)
+        #expect(answer3 == .failCancelled)
         #expect(machine.hasEnded)
-        #expect(machine.start(hasSlot: true) == .ignore)
+        let answer4 = machine.start(hasSlot: true)
+        #expect(answer4 == .ignore)
     }
 
     @Test func cancellingAQueuedTransferTakesItOutOfTheQueue() {
         var machine = Machine(delivery: .buffered)
         _ = machine.start(hasSlot: false)
-        #expect(machine.cancel() == .leaveQueue(.caller))
+        let answer1 = machine.cancel()
+        #expect(answer1 == .leaveQueue(.caller))
         #expect(!machine.isQueued)
-        #expect(!machine.slotGranted())
+        let answer2 = machine.slotGranted()
+        #expect(!answer2)
     }
 
     @Test func cancellingDuringTheHeadAbandonsAndIgnoresWhatFollows() {
         var machine = running(.streamed)
         machine.statusLineReceived()
-        #expect(machine.cancel() == .abandon(.caller))
-        #expect(machine.headReceived(status: 200) == .abort)
+        let answer1 = machine.cancel()
+        #expect(answer1 == .abandon(.caller))
+        let answer2 = machine.headReceived(status: 200)
+        #expect(answer2 == .abort)
         #expect(machine.bodyReceived() == .abort)
-        #expect(machine.completed(successfully: true) == .ignore)
-        #expect(machine.completed(successfully: false) == .ignore)
-        #expect(machine.cancel() == .ignore)
-        #expect(machine.fail() == .nobody)
+        let answer3 = machine.completed(successfully: true)
+        #expect(answer3 == .ignore)
+        let answer4 = machine.completed(successfully: false)
+        #expect(answer4 == .ignore)
+        let answer5 = machine.cancel()
+        #expect(answer5 == .ignore)
+        let answer6 = machine.fail()
+        #expect(answer6 == .nobody)
     }
 
     @Test func cancellingAStreamingTransferFailsTheStream() {
         var machine = running(.streamed)
         _ = machine.headReceived(status: 200)
-        #expect(machine.cancel() == .abandon(.stream))
+        let answer1 = machine.cancel()
+        #expect(answer1 == .abandon(.stream))
     }
 
     // MARK: Illegal sequences
 
     @Test func aBodyBeforeTheHead() {
-        var buffered = running()
+        let buffered = running()
         #expect(buffered.bodyReceived() == .buffer)  // libcurl's bytes are kept
-        var streamed = running(.streamed)
+        let streamed = running(.streamed)
         #expect(streamed.bodyReceived() == .discard)  // there is no stream yet
         var unstarted = Machine(delivery: .buffered)
         #expect(unstarted.bodyReceived() == .abort)
-        #expect(unstarted.headReceived(status: 200) == .abort)
+        let answer1 = unstarted.headReceived(status: 200)
+        #expect(answer1 == .abort)
         _ = unstarted.start(hasSlot: false)
         #expect(unstarted.bodyReceived() == .abort)
     }
 
     @Test func completingTwice() {
         var machine = running()
-        #expect(machine.completed(successfully: true) == .respond)
-        #expect(machine.completed(successfully: true) == .ignore)
-        #expect(machine.completed(successfully: false) == .ignore)
-        #expect(machine.fail() == .nobody)
+        let answer1 = machine.completed(successfully: true)
+        #expect(answer1 == .respond)
+        let answer2 = machine.completed(successfully: true)
+        #expect(answer2 == .ignore)
+        let answer3 = machine.completed(successfully: false)
+        #expect(answer3 == .ignore)
+        let answer4 = machine.fail()
+        #expect(answer4 == .nobody)
     }
 
     @Test func pausingOrResumingAfterTheEnd() {
@@ -162,48 +204,60 @@ import Testing
         _ = machine.completed(successfully: true)
         machine.receivePaused()
         machine.sendPaused()
-        #expect(!machine.updatePause())
+        let answer1 = machine.updatePause()
+        #expect(!answer1)
         #expect(machine.state == .ended)
     }
 
     @Test func completingWhatNeverRan() {
         var created = Machine(delivery: .buffered)
-        #expect(created.completed(successfully: true) == .ignore)
+        let answer1 = created.completed(successfully: true)
+        #expect(answer1 == .ignore)
         #expect(created.callerIsWaiting)
         var queued = Machine(delivery: .buffered)
         _ = queued.start(hasSlot: false)
-        #expect(queued.completed(successfully: false) == .ignore)
+        let answer2 = queued.completed(successfully: false)
+        #expect(answer2 == .ignore)
         #expect(queued.isQueued)
     }
 
     @Test func startingOrGrantingASlotTwice() {
         var machine = running()
-        #expect(machine.start(hasSlot: true) == .ignore)
-        #expect(!machine.slotGranted())
+        let answer1 = machine.start(hasSlot: true)
+        #expect(answer1 == .ignore)
+        let answer2 = machine.slotGranted()
+        #expect(!answer2)
         #expect(machine.state == .running(.init()))
     }
 
     @Test func restartingAfterAStreamedHeadOrTheEnd() {
         var streamed = running(.streamed)
         _ = streamed.headReceived(status: 200)
-        #expect(!streamed.restart())
+        let answer1 = streamed.restart()
+        #expect(!answer1)
         var ended = running()
         _ = ended.completed(successfully: false)
-        #expect(!ended.restart())
+        let answer2 = ended.restart()
+        #expect(!answer2)
         var queued = Machine(delivery: .buffered)
         _ = queued.start(hasSlot: false)
-        #expect(!queued.restart())
+        let answer3 = queued.restart()
+        #expect(!answer3)
     }
 
     @Test func failingTellsWhoeverWaits() {
         var created = Machine(delivery: .streamed)
-        #expect(created.fail() == .caller)
-        #expect(created.fail() == .nobody)
+        let answer1 = created.fail()
+        #expect(answer1 == .caller)
+        let answer2 = created.fail()
+        #expect(answer2 == .nobody)
         var queued = Machine(delivery: .buffered)
         _ = queued.start(hasSlot: false)
-        #expect(queued.fail() == .caller)
+        let answer3 = queued.fail()
+        #expect(answer3 == .caller)
         var streaming = running(.streamed)
         _ = streaming.headReceived(status: 200)
-        #expect(streaming.fail() == .stream)
+        let answer4 = streaming.fail()
+        #expect(answer4 == .stream)
     }
 }
