@@ -827,7 +827,24 @@ func sample_TheCourierCommand_1() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 1
 func sample_TransfersAndTasks_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 67)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 45)
+    let sizes = try await session.withTransportExecutor {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for id in 1...100 {
+                group.addTask {
+                    try await session.send(HTTPRequest(method: .get, path: "/items/\(id)")).data.count
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+    }
+    print("\(sizes) bytes")
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/TransfersAndTasks.md, sample 2
+func sample_TransfersAndTasks_2() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 101)
     let task = session.task(for: HTTPRequest(method: .get, path: "/video.mp4"))
     Task {
         for await event in task.events {
@@ -845,9 +862,9 @@ func sample_TransfersAndTasks_1() async throws {
 #sourceLocation()
 }
 
-// Documentation.docc/Articles/TransfersAndTasks.md, sample 2
-func sample_TransfersAndTasks_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 89)
+// Documentation.docc/Articles/TransfersAndTasks.md, sample 3
+func sample_TransfersAndTasks_3() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 123)
     let upload = session.task(
         for: HTTPRequest(method: .put, path: "/backups/db.tar"),
         body: try .file(atPath: "/var/backups/db.tar")

@@ -10,8 +10,8 @@ import HTTPTypes
 /// only what differs per request (URL, callback data, header list), and any other transfer
 /// resets the handle and sets everything.
 ///
-/// Loop thread only (`@unchecked Sendable` like the loop that owns it).
-final class CurlEasyHandle: @unchecked Sendable {
+/// Loop thread only, and not `Sendable`: only the loop and the transfer it runs hold one.
+final class CurlEasyHandle {
     let pointer: UnsafeMutableRawPointer
 
     /// libcurl writes the text of a failure here (`CURLOPT_ERRORBUFFER`); owned by the handle
@@ -127,3 +127,6 @@ final class CurlEasyHandle: @unchecked Sendable {
         return code
     }
 }
+
+@available(*, unavailable)
+extension CurlEasyHandle: Sendable {}

@@ -225,23 +225,24 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     private func start(_ transfer: CurlTransfer) {
-        guard !transfer.isCancelled else {
-            transfer.fail(CancellationError())
-            return
-        }
         let slots = slots(for: transfer.origin)
-        transfer.slots = slots
-        if slots.attached < transfersPerOrigin {
+        switch transfer.start(hasSlot: slots.attached < transfersPerOrigin) {
+        case .attach:
+            transfer.slots = slots
             slots.attached += 1
             if !attach(transfer) { release(slots) }
-            return
+        case .enqueue:
+            transfer.slots = slots
+            if let deadline = transfer.options.deadline {
+                queueDeadline = min(queueDeadline ?? deadline, deadline)
+            }
+            slots.enqueue(transfer)
+            queuedCount.wrappingAdd(1, ordering: .relaxed)
+        case .failCancelled:
+            transfer.deliver(CancellationError(), to: .caller)
+        case .ignore:
+            break
         }
-        if let deadline = transfer.options.deadline {
-            queueDeadline = min(queueDeadline ?? deadline, deadline)
-        }
-        transfer.isQueued = true
-        slots.enqueue(transfer)
-        queuedCount.wrappingAdd(1, ordering: .relaxed)
     }
 
     /// Gives `transfer` an easy handle and adds it to the multi handle; fails it and
@@ -298,11 +299,10 @@ final class CurlMultiLoop: @unchecked Sendable {
         guard let slots else { return }
         slots.attached -= 1
         while let next = slots.dequeue() {
-            guard next.isQueued else {  // cancelled or timed out while waiting
+            guard next.slotGranted() else {  // cancelled or timed out while waiting
                 slots.departedEntryDequeued()
                 continue
             }
-            next.isQueued = false
             queuedCount.wrappingSubtract(1, ordering: .relaxed)
             slots.attached += 1
             if attach(next) { break }
@@ -318,7 +318,6 @@ final class CurlMultiLoop: @unchecked Sendable {
             for transfer in slots.queued where transfer.isQueued {
                 guard let deadline = transfer.options.deadline else { continue }
                 if deadline <= now {
-                    transfer.isQueued = false
                     queuedCount.wrappingSubtract(1, ordering: .relaxed)
                     transfer.fail(
                         CourierError(kind: .timedOut, message: "the request timed out waiting for a connection")
@@ -336,30 +335,40 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     private func cancel(_ transfer: CurlTransfer) {
-        if transfer.isQueued {
+        switch transfer.cancel() {
+        case .deferToStart, .ignore:
+            // Not started yet (the start fails it), or already ended.
+            break
+        case .leaveQueue(let recipient):
             // Waiting for a slot: its entry goes lazily (release skips it, or compaction).
-            transfer.isQueued = false
-            transfer.isCancelled = true
             queuedCount.wrappingSubtract(1, ordering: .relaxed)
-            transfer.fail(CancellationError())
+            transfer.deliver(CancellationError(), to: recipient)
             transfer.slots?.waitingTransferLeft()
-            return
+        case .abandon(let recipient):
+            guard let easy = transfer.easy, running[easy] === transfer else {
+                transfer.deliver(CancellationError(), to: recipient)
+                return
+            }
+            abandon(transfer, easy: easy, with: CancellationError(), to: recipient)
         }
-        guard let easy = transfer.easy, running[easy] === transfer else {
-            // Not started yet (or already ended): the start command will see the flag.
-            transfer.isCancelled = true
-            return
-        }
-        transfer.isCancelled = true
-        abandon(transfer, easy: easy, with: CancellationError())
     }
 
     /// Ends a running transfer that will not complete: its handle is cleaned up, not reused.
-    private func abandon(_ transfer: CurlTransfer, easy: UnsafeMutableRawPointer, with error: any Error) {
+    /// `recipient` is whom to tell when the transfer's machine already ended it.
+    private func abandon(
+        _ transfer: CurlTransfer,
+        easy: UnsafeMutableRawPointer,
+        with error: any Error,
+        to recipient: CurlTransfer.StateMachine.Recipient? = nil
+    ) {
         remove(easy)
         transfer.detach()  // drops the last reference to the handle: curl_easy_cleanup
         handleCount.wrappingSubtract(1, ordering: .relaxed)
-        transfer.fail(error)
+        if let recipient {
+            transfer.deliver(error, to: recipient)
+        } else {
+            transfer.fail(error)
+        }
         release(transfer.slots)
     }
 
@@ -434,7 +443,6 @@ final class CurlMultiLoop: @unchecked Sendable {
         running.removeAll()
         for slots in origins.values {
             for transfer in slots.queued where transfer.isQueued {
-                transfer.isQueued = false
                 queuedCount.wrappingSubtract(1, ordering: .relaxed)
                 transfer.fail(shutDown)
             }

@@ -6,8 +6,8 @@
 /// holds an easy handle (about 13 KB). Waiting here costs only the transfer, so ten thousand
 /// requests in flight do not mean ten thousand easy handles.
 ///
-/// Loop thread only (`@unchecked Sendable` like the loop that owns it).
-final class CurlOriginSlots: @unchecked Sendable {
+/// Loop thread only, and not `Sendable`: only the loop and its transfers hold one.
+final class CurlOriginSlots {
     /// Transfers of the origin that hold an easy handle.
     var attached = 0
     private var waiting: [CurlTransfer] = []
@@ -82,3 +82,6 @@ final class CurlOriginSlots: @unchecked Sendable {
 
     static let defaultReceiveBufferSize = 16 << 10
 }
+
+@available(*, unavailable)
+extension CurlOriginSlots: Sendable {}

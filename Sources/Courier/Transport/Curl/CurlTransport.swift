@@ -132,7 +132,10 @@ public final class CurlTransport: Transport {
     /// }
     /// ```
     ///
-    /// Keep such work short and non-blocking: while it runs, no transfer makes progress.
+    /// ``Session/withTransportExecutor(_:)`` does the same for a session's transport.
+    ///
+    /// Keep such work short and non-blocking: while it runs, no transfer makes progress, and
+    /// blocking the thread until one of the transport's own requests ends deadlocks it.
     public var executor: any TaskExecutor { loop }
 
     /// Executes one request on the transport's thread.

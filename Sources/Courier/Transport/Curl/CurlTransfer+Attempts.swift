@@ -1,0 +1,65 @@
+internal import CCurlShim
+import HTTPTypes
+
+/// Attempts: libcurl's own retries, and going again on a fresh connection (loop thread).
+extension CurlTransfer {
+    /// Whether the failed transfer goes again, once, on a fresh connection — and if so,
+    /// forgets what the failed attempt left behind.
+    ///
+    /// It does when a connection it reused — one an earlier transfer opened — died under it
+    /// before any byte of a response arrived (no response, a send or receive error, an HTTP/2
+    /// stream or connection error), and sending again is safe: the method is idempotent and
+    /// the body can be sent again, or nothing of the request reached the connection at all.
+    /// A transfer that died on a connection of its own is not sent again here: that is the
+    /// retry policy's call, within its budget.
+    func retriesOnFreshConnection(after code: CURLcode) -> Bool {
+        guard !isOnFreshConnection, machine.callerIsWaiting, !machine.hasEnded, failure == nil,
+            head.statusCode == 0, head.headBytes == 0, receivedBytes == 0, let easy
+        else { return false }
+        var connects = 0
+        guard ccurl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK, connects == 0 else {
+            return false
+        }
+        switch code {
+        case CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM: break
+        default: return false
+        }
+        guard body?.isReplayable ?? true else { return false }
+        if !request.method.isIdempotent {
+            var requestBytes = 0
+            _ = ccurl_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
+            guard requestBytes == 0 else { return false }
+        }
+        guard machine.restart() else { return false }
+        isOnFreshConnection = true
+        sendAttempts = 0
+        head.reset()
+        reportedProgress.reset()
+        return true
+    }
+
+    /// Counts an attempt to send the request, and says whether it may go.
+    ///
+    /// libcurl sends a request again by itself when a reused connection died before any
+    /// byte of a response, or an HTTP/2 server refused the stream. For a method that is not
+    /// idempotent that is safe only when nothing of the request reached the connection or the
+    /// request carries an `Idempotency-Key`: libcurl 7.88 does not say which of the two
+    /// happened, and after a dead connection the server may have processed the request.
+    /// Otherwise the transfer fails with ``CourierError/Kind/connectionClosed``.
+    func beginSendAttempt() -> Bool {
+        sendAttempts += 1
+        guard sendAttempts > 1, !request.method.isIdempotent, request.headerFields[.idempotencyKey] == nil,
+            let easy
+        else { return true }
+        var requestBytes = 0
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
+        guard requestBytes > 0 else { return true }
+        failure = CourierError(
+            kind: .connectionClosed,
+            message: "the connection closed or the stream was refused before any response; a "
+                + "\(request.method.rawValue) request without an Idempotency-Key is not sent again, since the server "
+                + "may have processed it"
+        )
+        return false
+    }
+}

@@ -1,0 +1,101 @@
+internal import CCurlShim
+import Foundation
+
+/// The request body: where the read callback takes it from (loop thread).
+extension CurlTransfer {
+    /// Where the request body comes from.
+    enum UploadSource {
+        case memory(Data, offset: Int)
+        case file(FileHandle)
+        case stream(RequestBodyWriter, pump: Task<Void, Never>)
+    }
+
+    /// Opens the source the read callback takes the request body from.
+    func prepareUpload(_ body: RequestBody) throws {
+        switch body.storage {
+        case .data(let data):
+            upload = .memory(data, offset: 0)
+        case .file(let path, _):
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                throw CourierError(kind: .requestBodyFailed, message: "cannot open \(path) for reading")
+            }
+            upload = .file(handle)
+        case .stream(_, _, let pump):
+            let writer = RequestBodyWriter(limit: 256 << 10) { [weak self, loop] in
+                guard let self else { return }
+                loop.submit(.updatePause(self))
+            }
+            let task = Task {
+                do {
+                    try await pump(writer)
+                    writer.finish()
+                } catch {
+                    writer.finish(throwing: error)
+                }
+            }
+            upload = .stream(writer, pump: task)
+        }
+    }
+
+    func closeUpload() {
+        switch upload {
+        case .file(let handle): try? handle.close()
+        case .stream(let writer, let pump):
+            writer.cancel(CancellationError())
+            pump.cancel()
+        case .memory, .none: break
+        }
+        upload = nil
+    }
+
+    /// Rewinds the request body for libcurl's own retries; `false` when it cannot.
+    func rewindUpload(to offset: Int64) -> Bool {
+        switch upload {
+        case .memory(let data, _):
+            guard offset >= 0, offset <= Int64(data.count) else { return false }
+            upload = .memory(data, offset: Int(offset))
+            return true
+        case .file(let handle):
+            return lseek(handle.fileDescriptor, off_t(offset), SEEK_SET) == off_t(offset)
+        case .stream, .none:
+            return false
+        }
+    }
+
+    /// Fills curl's upload buffer.
+    func provideUpload(_ destination: UnsafeMutableRawBufferPointer) -> Int {
+        switch upload {
+        case .memory(let data, let offset):
+            let count = min(destination.count, data.count - offset)
+            guard count > 0 else { return 0 }
+            data.withUnsafeBytes { source in
+                destination.baseAddress!.copyMemory(from: source.baseAddress! + offset, byteCount: count)
+            }
+            upload = .memory(data, offset: offset + count)
+            return count
+        case .file(let handle):
+            let count = read(handle.fileDescriptor, destination.baseAddress, destination.count)
+            if count < 0 {
+                failure = CourierError(
+                    kind: .requestBodyFailed,
+                    message: "reading the request body file failed: errno \(errno)"
+                )
+                return Int(ccurl_readfunc_abort())
+            }
+            return count
+        case .stream(let writer, _):
+            switch writer.read(into: destination) {
+            case .bytes(let count): return count
+            case .end: return 0
+            case .wouldBlock:
+                machine.sendPaused()
+                return Int(ccurl_readfunc_pause())
+            case .failed(let error):
+                failure = CourierError(kind: .requestBodyFailed, message: "the request body stream failed: \(error)")
+                return Int(ccurl_readfunc_abort())
+            }
+        case .none:
+            return 0
+        }
+    }
+}
