@@ -68,7 +68,11 @@ struct DiscardingTracer: Tracer {
         into carrier: inout Carrier,
         using injector: Inject
     ) where Carrier == Inject.Carrier {
-        injector.inject("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", forKey: "traceparent", into: &carrier)
+        injector.inject(
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            forKey: "traceparent",
+            into: &carrier
+        )
     }
 
     func extract<Carrier, Extract: Extractor>(

@@ -48,7 +48,11 @@ final class RequestInstruments: Sendable {
         var context = context
         context.transfers = TransferCount()
         let span = tracer.map { tracer -> any Span in
-            let span = tracer.startSpan(semantics.spanName, context: ServiceContext.current ?? .topLevel, ofKind: .client)
+            let span = tracer.startSpan(
+                semantics.spanName,
+                context: ServiceContext.current ?? .topLevel,
+                ofKind: .client
+            )
             span.attributes.set(semantics, url: request)
             return span
         }

@@ -38,14 +38,16 @@ struct TokenInstruments: Sendable {
         self.level = level
     }
 
-    /// Runs `operation`, a request to the token endpoint, in a span named after `reason`.
+    /// Runs `operation`, a request to the token endpoint, in a span named after `reason`:
+    /// `token grant` for a first token, `token renewal` for one that replaces another.
     func span<Value: Sendable>(
         reason: GrantContext.Reason,
         isolation: isolated (any Actor)? = #isolation,
         _ operation: () async throws -> Value
     ) async throws -> Value {
         guard let tracer else { return try await operation() }
-        let name = reason == .requested ? "token grant" : "token renewal"
+        // A grant obtains a first token (sign-in, or none yet); a renewal replaces one.
+        let name = reason == .requested || reason == .noToken ? "token grant" : "token renewal"
         let span = tracer.startSpan(name, context: ServiceContext.current ?? .topLevel, ofKind: .internal)
         span.attributes[Self.levelDimension] = level.rawValue
         span.attributes["courier.token.reason"] = reason.rawValue

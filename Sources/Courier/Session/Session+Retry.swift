@@ -2,7 +2,10 @@ extension Session.Configuration {
     /// The chain a session runs: ``middlewares`` with the retry step after the logging
     /// middleware they start with, unless they hold one already.
     func middlewares(retryBudget: RetryBudget) -> [any Middleware] {
-        middlewares(retryBudget: retryBudget, metrics: RequestInstruments.metricsFactory(of: self).map(RetryMetrics.init(factory:)))
+        middlewares(
+            retryBudget: retryBudget,
+            metrics: RequestInstruments.metricsFactory(of: self).map(RetryMetrics.init(factory:))
+        )
     }
 
     /// The chain with the retry step reporting to `metrics`.

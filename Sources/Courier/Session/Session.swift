@@ -211,7 +211,10 @@ public actor Session {
             try await redirects.intercept(request, body: body, context: context, next: send)
         }
         let metrics = instruments.metrics != nil ? RequestInstruments.metricsFactory(of: configuration) : nil
-        for middleware in configuration.middlewares(retryBudget: retryBudget, metrics: metrics.map(RetryMetrics.init(factory:))).reversed() {
+        for middleware in configuration.middlewares(
+            retryBudget: retryBudget,
+            metrics: metrics.map(RetryMetrics.init(factory:))
+        ).reversed() {
             let tail = next
             next = { request, body, context in
                 try await middleware.intercept(request, body: body, context: context, next: tail)

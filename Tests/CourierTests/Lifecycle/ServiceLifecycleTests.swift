@@ -36,7 +36,8 @@ struct ServiceLifecycleTests {
                     }
                 }
                 // Every request is in the transport, running or waiting, before the trigger.
-                for _ in 0..<6000 where transport.statistics.activeTransfers + transport.statistics.queuedTransfers < 500 {
+                for _ in 0..<6000
+                where transport.statistics.activeTransfers + transport.statistics.queuedTransfers < 500 {
                     try? await Task.sleep(for: .milliseconds(5))
                 }
                 #expect(transport.statistics.activeTransfers + transport.statistics.queuedTransfers == 500)

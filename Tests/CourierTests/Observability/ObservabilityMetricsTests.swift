@@ -51,7 +51,8 @@ struct ObservabilityMetricsTests {
         #expect(metrics.total(Self.requests) == 3)
         #expect(metrics.total(Self.requests, where: ["http.response.status_code": "200"]) == 2)
         // No dimension carries a path or a query.
-        let values = (metrics.timers(label: Self.duration).flatMap(\.dimensions)
+        let values =
+            (metrics.timers(label: Self.duration).flatMap(\.dimensions)
             + metrics.counters(label: Self.requests).flatMap(\.dimensions)).map(\.1)
         #expect(!values.contains { $0.contains("/") || $0.contains("secret") })
         // The transport's gauges were sampled, and end at zero.
@@ -107,7 +108,11 @@ struct ObservabilityMetricsTests {
         let retried = session(
             metrics,
             baseURL: env.httpbin,
-            retryPolicy: RetryPolicy(maximumAttempts: 3, baseBackoff: .milliseconds(1), maximumBackoff: .milliseconds(5))
+            retryPolicy: RetryPolicy(
+                maximumAttempts: 3,
+                baseBackoff: .milliseconds(1),
+                maximumBackoff: .milliseconds(5)
+            )
         )
         #expect(try await retried.send(HTTPRequest(method: .get, path: "/status/503")).statusCode == 503)
         await retried.shutdown()

@@ -19,7 +19,8 @@ struct ObservabilityTracingTests {
     }
 
     /// The request span and its transfer spans, in the order they ended.
-    func tree(_ tracer: W3CInMemoryTracer) throws -> (request: FinishedInMemorySpan, transfers: [FinishedInMemorySpan]) {
+    func tree(_ tracer: W3CInMemoryTracer) throws -> (request: FinishedInMemorySpan, transfers: [FinishedInMemorySpan])
+    {
         let spans = tracer.finishedSpans
         let request = try #require(spans.last)
         #expect(request.parentSpanID == nil)
@@ -68,7 +69,11 @@ struct ObservabilityTracingTests {
         let session = session(
             tracer,
             baseURL: env.httpbin,
-            retryPolicy: RetryPolicy(maximumAttempts: 2, baseBackoff: .milliseconds(1), maximumBackoff: .milliseconds(5))
+            retryPolicy: RetryPolicy(
+                maximumAttempts: 2,
+                baseBackoff: .milliseconds(1),
+                maximumBackoff: .milliseconds(5)
+            )
         )
         #expect(try await session.send(HTTPRequest(method: .get, path: "/status/503")).statusCode == 503)
         await session.shutdown()
