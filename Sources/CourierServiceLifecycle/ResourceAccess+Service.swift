@@ -9,12 +9,10 @@ extension ResourceAccess: Service {
     /// Waits for the graceful shutdown of the service group, then shuts down with the
     /// configured grace period; when the task is cancelled instead, shuts down at once.
     public func run() async throws {
-        do {
-            try await gracefulShutdown()
-        } catch {
+        await untilGracefulShutdown {
+            await shutdown(gracePeriod: configuration.shutdownGracePeriod)
+        } orWhenCancelled: {
             await shutdown()
-            return
         }
-        await shutdown(gracePeriod: configuration.shutdownGracePeriod)
     }
 }

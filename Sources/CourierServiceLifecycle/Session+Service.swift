@@ -15,12 +15,10 @@ extension Session: Service {
     /// with its configured grace period; when the task is cancelled instead, shuts down at
     /// once.
     public nonisolated func run() async throws {
-        do {
-            try await gracefulShutdown()
-        } catch {
+        await untilGracefulShutdown {
+            await shutdown(gracePeriod: configuration.shutdownGracePeriod)
+        } orWhenCancelled: {
             await shutdown()
-            return
         }
-        await shutdown(gracePeriod: configuration.shutdownGracePeriod)
     }
 }

@@ -76,14 +76,8 @@ final class RequestInstruments: Sendable {
             }
             return response
         } catch {
-            let errorType = HTTPClientSemantics.errorType(error)
-            record(semantics, status: nil, errorType: errorType, version: nil, since: start)
-            if let span {
-                span.attributes["error.type"] = errorType
-                span.recordError(error)
-                span.setStatus(SpanStatus(code: .error))
-                span.end()
-            }
+            record(semantics, status: nil, errorType: HTTPClientSemantics.errorType(error), version: nil, since: start)
+            span?.end(failingWith: error)
             throw error
         }
     }
@@ -145,10 +139,7 @@ final class RequestInstruments: Sendable {
             span.end()
             return response
         } catch {
-            span.attributes["error.type"] = HTTPClientSemantics.errorType(error)
-            span.recordError(error)
-            span.setStatus(SpanStatus(code: .error))
-            span.end()
+            span.end(failingWith: error)
             throw error
         }
     }
@@ -178,6 +169,16 @@ struct HTTPFieldsInjector: Injector {
 extension HTTPClientSemantics {
     /// The span name the conventions give: the method, or `HTTP` for an unknown one.
     var spanName: String { method == "_OTHER" ? "HTTP" : method }
+}
+
+extension Span {
+    /// Ends the span as failed: the error recorded, its `error.type` set, its status error.
+    func end(failingWith error: any Error) {
+        attributes["error.type"] = HTTPClientSemantics.errorType(error)
+        recordError(error)
+        setStatus(SpanStatus(code: .error))
+        end()
+    }
 }
 
 extension SpanAttributes {

@@ -56,10 +56,7 @@ struct TokenInstruments: Sendable {
             span.end()
             return result
         } catch {
-            span.attributes["error.type"] = HTTPClientSemantics.errorType(error)
-            span.recordError(error)
-            span.setStatus(SpanStatus(code: .error))
-            span.end()
+            span.end(failingWith: error)
             throw error
         }
     }
