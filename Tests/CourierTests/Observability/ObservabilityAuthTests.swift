@@ -67,7 +67,9 @@ struct ObservabilityAuthTests {
 
         // Each level of the access has its timer; the device level's recorded the one wait.
         let wait = try #require(
-            metrics.timers(TokenInstruments.waitLabel).first { $0.dimensions["courier.authorization.level"] == "device" }
+            metrics.timers(TokenInstruments.waitLabel).first {
+                $0.dimensions["courier.authorization.level"] == "device"
+            }
         )
         #expect(wait.values.count == 1)
         #expect(wait.values.allSatisfy { $0 > 0 })
