@@ -15,6 +15,9 @@ let package = Package(
         .library(name: "CourierOpenAPI", targets: ["CourierOpenAPI"]),
         // The command line for operators: requests, timings, pins and tokens from a shell.
         .executable(name: "courier", targets: ["CourierCommand"]),
+        // `Session` and `ResourceAccess` as services of a swift-service-lifecycle `ServiceGroup`; a
+        // product of its own so that `Courier` does not build swift-async-algorithms and swift-collections.
+        .library(name: "CourierServiceLifecycle", targets: ["CourierServiceLifecycle"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
@@ -23,6 +26,11 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // Only for the compiled documentation samples, which bootstrap Prometheus.
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -42,9 +50,18 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 // RSA PKCS#1 v1.5 signatures for private_key_jwt client assertions (RS256).
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .target(name: "CourierTesting", dependencies: ["Courier"]),
+        .target(
+            name: "CourierServiceLifecycle",
+            dependencies: [
+                "Courier",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "CourierPostgres",
             dependencies: [
@@ -102,7 +119,13 @@ let package = Package(
             dependencies: [
                 "Courier", "CourierTesting", "CourierSecurityProbe", "CourierFleet", "CourierFleetMember",
                 "CourierCLI", "CourierCommand",
+                "CourierServiceLifecycle",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -134,10 +157,15 @@ let package = Package(
         .testTarget(
             name: "DocSamples",
             dependencies: [
-                "Courier", "CourierTesting",
+                "Courier", "CourierTesting", "CourierServiceLifecycle",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             path: "Tests/DocSamples"
         ),

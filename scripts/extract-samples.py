@@ -27,7 +27,10 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "Tests" / "DocSamples" / "Samples.swift"
-IMPORTS = ["Courier", "CourierTesting", "Crypto", "Foundation", "HTTPTypes", "Logging", "Testing"]
+IMPORTS = [
+    "CoreMetrics", "Courier", "CourierServiceLifecycle", "CourierTesting", "Crypto", "Foundation", "HTTPTypes",
+    "Logging", "Prometheus", "ServiceLifecycle", "Testing", "Tracing", "UnixSignals",
+]
 # Test targets that compile the samples of the Markdown files that name them (see above).
 TARGETS = {
     "CourierPostgresTests": (

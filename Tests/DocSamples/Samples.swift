@@ -3,13 +3,19 @@
 // The DocSamples test target compiles these samples; nothing here ever runs. What they
 // assume (a `session`, a `logger`, pins …) is declared in SampleContext.swift.
 
+import CoreMetrics
 import Courier
+import CourierServiceLifecycle
 import CourierTesting
 import Crypto
 import Foundation
 import HTTPTypes
 import Logging
+import Prometheus
+import ServiceLifecycle
 import Testing
+import Tracing
+import UnixSignals
 
 // README.md, sample 1
 func sample_README_1() async throws {
@@ -473,6 +479,42 @@ func sample_MiddlewareChain_1() async throws {
         middlewares: [LoggingMiddleware(logger: logger), ServerTimingMiddleware(), RequestIDMiddleware()]
     ))
     print(session.configuration.middlewares.count)
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/Observability.md, sample 1
+func sample_Observability_1() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Observability.md", line: 14)
+    let registry = PrometheusCollectorRegistry()
+    MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+    let session = Session(configuration: .init(baseURL: URL(string: "https://api.example.com")!))
+    _ = try await session.send(HTTPRequest(method: .get, path: "/status"))
+    var exposition: [UInt8] = []
+    registry.emit(into: &exposition)   // what your /metrics endpoint serves
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/Observability.md, sample 2
+func sample_Observability_2() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Observability.md", line: 26)
+    var sessionConfiguration = Session.Configuration(baseURL: URL(string: "https://api.example.com")!)
+    sessionConfiguration.metricsFactory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
+    sessionConfiguration.tracer = NoOpTracer()    // or the tracer of your tracing backend
+    let measured = Session(configuration: sessionConfiguration)
+    _ = try await measured.send(HTTPRequest(method: .get, path: "/status"))
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/Observability.md, sample 3
+func sample_Observability_3() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Observability.md", line: 116)
+    var serviceConfiguration = Session.Configuration(baseURL: URL(string: "https://api.example.com")!)
+    serviceConfiguration.shutdownGracePeriod = .seconds(5)
+    let upstream = Session(configuration: serviceConfiguration)
+    let group = ServiceGroup(
+        configuration: .init(services: [.init(service: upstream)], gracefulShutdownSignals: [.sigterm], logger: logger)
+    )
+    try await group.run()
 #sourceLocation()
 }
 

@@ -286,4 +286,5 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     registerManyUsersBenchmarks()
+    registerObservabilityBenchmarks()
 }

@@ -1,6 +1,8 @@
+import CoreMetrics
 import Foundation
 import HTTPTypes
 import Logging
+import Tracing
 
 /// The authorization server as a client sees it: token requests (RFC 6749 §3.2), token
 /// revocation (RFC 7009), with the client authenticated as configured.
@@ -53,7 +55,9 @@ struct TokenEndpoint: Sendable {
         policy: (any CredentialPolicy)? = nil,
         applicationProduct: String? = nil,
         middlewares: [any Middleware] = [],
-        logger: Logger? = nil
+        logger: Logger? = nil,
+        metricsFactory: (any MetricsFactory)? = nil,
+        tracer: (any Tracer)? = nil
     ) {
         let policy = policy ?? transport.security
         self.server = server
@@ -69,6 +73,8 @@ struct TokenEndpoint: Sendable {
         )
         // The broker decides when the token endpoint is asked again (backoff, Retry-After).
         configuration.retryPolicy = .never
+        configuration.metricsFactory = metricsFactory
+        configuration.tracer = tracer
         self.session = Session(configuration: configuration, transport: transport)
     }
 

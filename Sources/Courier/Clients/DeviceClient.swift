@@ -107,6 +107,9 @@ public final class DeviceClient: Sendable {
         try unauthenticated.task(for: request, logger: logger)
     }
 
+    /// The sessions resource requests go through.
+    var resourceSessions: [Session] { [anonymous, unauthenticated] }
+
     func shutdown() async {
         await anonymous.shutdown()
         await unauthenticated.shutdown()

@@ -1,5 +1,7 @@
+public import CoreMetrics
 public import Foundation
 public import Logging
+public import Tracing
 
 extension ResourceAccess {
     /// Everything secured resource access needs: where the resources and the authorization
@@ -105,6 +107,15 @@ extension ResourceAccess {
         /// ``tokenStore`` and are read again on its next use. An idle user costs well under
         /// 2 KB, so the default bounds them to about 20 MB.
         public var maximumUsersInMemory: Int
+        /// Where request and token metrics go (see <doc:Observability>), or `nil` for the
+        /// factory bootstrapped with `MetricsSystem.bootstrap`.
+        public var metricsFactory: (any MetricsFactory)?
+        /// Where spans go — resource requests, token requests and renewals — or `nil` for the
+        /// tracer bootstrapped with `InstrumentationSystem.bootstrap`.
+        public var tracer: (any Tracer)?
+        /// How long ``ResourceAccess/shutdown(gracePeriod:)``, when run as a service, lets
+        /// requests in flight finish before cancelling them (10 seconds by default).
+        public var shutdownGracePeriod: Duration
 
         /// Creates a configuration.
         ///
@@ -155,6 +166,9 @@ extension ResourceAccess {
             self.retryPolicy = .default
             self.onLogout = nil
             self.maximumUsersInMemory = 10_000
+            self.metricsFactory = nil
+            self.tracer = nil
+            self.shutdownGracePeriod = .seconds(10)
         }
     }
 

@@ -148,7 +148,9 @@ public final class ResourceAccess: Sendable {
                 transport: transport,
                 applicationProduct: configuration.applicationProduct,
                 middlewares: logging,
-                logger: configuration.logger
+                logger: configuration.logger,
+                metricsFactory: configuration.metricsFactory,
+                tracer: configuration.tracer
             )
         }
         let factory = ClientSessionFactory(configuration: configuration, transport: transport, logging: logging)
@@ -193,6 +195,23 @@ public final class ResourceAccess: Sendable {
         }
     }
 
+    /// Refuses new requests at once, lets the requests in flight finish for up to
+    /// `gracePeriod`, then shuts down as ``shutdown()`` does, cancelling the rest.
+    ///
+    /// New requests fail with ``CourierError/Kind/shutDown`` from the moment this is called;
+    /// the token requests of the requests in flight still go out until the grace period ends.
+    ///
+    /// - Parameter gracePeriod: The longest the requests in flight may still take.
+    public func shutdown(gracePeriod: Duration) async {
+        let sessions = [userShared.authenticated, userShared.implicit] + deviceClient.resourceSessions
+        await withTaskGroup(of: Void.self) { group in
+            for session in sessions {
+                group.addTask { await session.shutdown(gracePeriod: gracePeriod) }
+            }
+        }
+        await shutdown()
+    }
+
     /// Cancels every request and, when this instance created its transport, stops it.
     public func shutdown() async {
         await userShared.shutdown()
@@ -229,6 +248,8 @@ struct ClientSessionFactory: Sendable {
             middlewares: middlewares
         )
         sessionConfiguration.retryPolicy = configuration.retryPolicy
+        sessionConfiguration.metricsFactory = configuration.metricsFactory
+        sessionConfiguration.tracer = configuration.tracer
         return Session(
             configuration: sessionConfiguration,
             transport: transport,

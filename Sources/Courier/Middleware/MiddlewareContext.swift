@@ -24,6 +24,8 @@ public struct MiddlewareContext: Sendable {
     /// credential middleware asks, and the user it belongs to, kept in memory while the
     /// request runs. `nil` on sessions whose credential middleware holds its own broker.
     var userCredential: UserCredential?
+    /// The transfers of the request so far, counted while it is traced; `nil` otherwise.
+    var transfers: TransferCount?
 
     /// Creates a context.
     ///

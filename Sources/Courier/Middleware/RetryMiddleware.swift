@@ -13,6 +13,8 @@ struct RetryMiddleware: Middleware {
     let policy: RetryPolicy
     /// The session's budget.
     let budget: RetryBudget
+    /// Where retries and refusals of the budget are counted, if anywhere.
+    var metrics: RetryMetrics? = nil
 
     func intercept(
         _ request: HTTPRequest,
@@ -92,7 +94,12 @@ struct RetryMiddleware: Middleware {
     /// deadline, and the budget has a retry left.
     private func admits(_ retry: RetryPolicy.Retry, policy: RetryPolicy, context: MiddlewareContext) -> Bool {
         if let deadline = context.options.deadline, ContinuousClock.now + retry.wait >= deadline { return false }
-        return budget.withdraw(ratio: policy.retryBudgetRatio, minimumPerSecond: policy.minimumRetriesPerSecond)
+        guard budget.withdraw(ratio: policy.retryBudgetRatio, minimumPerSecond: policy.minimumRetriesPerSecond) else {
+            metrics?.recordBudgetExhausted()
+            return false
+        }
+        metrics?.recordRetry()
+        return true
     }
 
     /// The error with the number of attempts recorded, when it is a ``CourierError``.

@@ -1,5 +1,7 @@
+public import CoreMetrics
 public import Foundation
 public import HTTPTypes
+public import Tracing
 
 extension Session {
     /// What a ``Session`` does with every request: where relative requests go, which header
@@ -55,6 +57,17 @@ extension Session {
         /// (``RetryPolicy/default``); a ``ResourceRequest/retryPolicy`` replaces it for one
         /// request. ``RetryPolicy/never`` sends every request once.
         public var retryPolicy: RetryPolicy
+        /// Where the session's metrics go (see <doc:Observability>), or `nil` for the factory the
+        /// application bootstrapped with `MetricsSystem.bootstrap`. With swift-metrics' default
+        /// no-op factory the session records nothing and pays nothing for metrics.
+        public var metricsFactory: (any MetricsFactory)?
+        /// Where the session's spans go, and which trace context its requests carry, or `nil`
+        /// for the tracer the application bootstrapped with `InstrumentationSystem.bootstrap`.
+        /// With the default no-op tracer the session creates no spans and injects nothing.
+        public var tracer: (any Tracer)?
+        /// How long ``Session/shutdown(gracePeriod:)``, when run as a service, lets requests in
+        /// flight finish before cancelling them (10 seconds by default).
+        public var shutdownGracePeriod: Duration
 
         /// Creates a configuration.
         ///
@@ -94,6 +107,9 @@ extension Session {
             self.streamBufferSize = streamBufferSize
             self.middlewares = middlewares
             self.retryPolicy = .default
+            self.metricsFactory = nil
+            self.tracer = nil
+            self.shutdownGracePeriod = .seconds(10)
         }
 
         /// The User-Agent every request carries:

@@ -48,6 +48,11 @@ public actor Session {
     private struct State {
         var snapshot: Snapshot
         var tasks: [NetworkTask.ID: NetworkTask] = [:]
+        /// Requests that started and have not ended: every `send`, `stream` and task.
+        var requestsInFlight = 0
+        /// Who waits for ``requestsInFlight`` to reach zero, by ticket.
+        var idleWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextTicket = 0
     }
 
     /// What one request needs from the session, immutable once published.
@@ -58,10 +63,19 @@ public actor Session {
         let base: BaseURL?
         let security: SecurityConfiguration
         let isShutDown: Bool
+        /// Where the requests' metrics and spans go; `nil` when nowhere.
+        let instruments: RequestInstruments?
 
         init(configuration: Configuration, transport: any Transport, isShutDown: Bool, retryBudget: RetryBudget) {
             self.configuration = configuration
-            self.pipeline = Session.makePipeline(configuration, retryBudget: retryBudget, transport: transport)
+            let instruments = RequestInstruments.resolve(configuration, transport: transport)
+            self.instruments = instruments
+            self.pipeline = Session.makePipeline(
+                configuration,
+                retryBudget: retryBudget,
+                transport: transport,
+                instruments: instruments
+            )
             self.userAgent = configuration.userAgent
             self.base = configuration.baseURL.map(BaseURL.init)
             self.security = transport.security
@@ -107,6 +121,16 @@ public actor Session {
         )
     }
 
+    /// Where this session's requests report metrics and spans; `nil` when nowhere.
+    nonisolated var instruments: RequestInstruments? {
+        state.withLock { $0.snapshot.instruments }
+    }
+
+    /// Whether the session refuses new requests.
+    nonisolated var isShutDown: Bool {
+        state.withLock { $0.snapshot.isShutDown }
+    }
+
     /// The configuration requests start with now.
     public nonisolated var configuration: Configuration {
         state.withLock { $0.snapshot.configuration }
@@ -136,12 +160,17 @@ public actor Session {
     }
 
     /// Folds the middleware into one function, the first middleware outermost; redirects are
-    /// followed innermost, right before the transport.
+    /// followed innermost, right before the transport. With instruments, the whole chain runs
+    /// in the request's span and metrics, and each transfer in a span of its own.
     private static func makePipeline(
         _ configuration: Configuration,
         retryBudget: RetryBudget,
-        transport: any Transport
+        transport: any Transport,
+        instruments: RequestInstruments?
     ) -> Middleware.Next {
+        if let instruments {
+            return makeObservedPipeline(configuration, retryBudget: retryBudget, transport: transport, instruments)
+        }
         let send: Middleware.Next = { request, body, context in
             try await transport.execute(request, body: body, options: context.options, control: context.control)
         }
@@ -166,6 +195,37 @@ public actor Session {
         return next
     }
 
+    /// The pipeline of ``makePipeline(_:retryBudget:transport:instruments:)`` with metrics and
+    /// spans: kept apart so that a session without them runs the plain one.
+    private static func makeObservedPipeline(
+        _ configuration: Configuration,
+        retryBudget: RetryBudget,
+        transport: any Transport,
+        _ instruments: RequestInstruments
+    ) -> Middleware.Next {
+        let send: Middleware.Next = { request, body, context in
+            try await instruments.transfer(request, body: body, context: context, transport: transport)
+        }
+        let redirects = RedirectMiddleware(security: transport.security, approval: configuration.shouldFollowRedirect)
+        var next: Middleware.Next = { request, body, context in
+            try await redirects.intercept(request, body: body, context: context, next: send)
+        }
+        let metrics = instruments.metrics != nil ? RequestInstruments.metricsFactory(of: configuration) : nil
+        for middleware in configuration.middlewares(
+            retryBudget: retryBudget,
+            metrics: metrics.map(RetryMetrics.init(factory:))
+        ).reversed() {
+            let tail = next
+            next = { request, body, context in
+                try await middleware.intercept(request, body: body, context: context, next: tail)
+            }
+        }
+        let chain = next
+        return { request, body, context in
+            try await instruments.observe(request, body: body, context: context, next: chain)
+        }
+    }
+
     /// Sends a request and returns its response with the body in memory.
     ///
     /// Any status is a response, not an error: check ``Response/isSuccessful``.
@@ -183,7 +243,8 @@ public actor Session {
         body: RequestBody? = nil,
         logger: Logger? = nil
     ) async throws -> Response {
-        let snapshot = state.withLock { $0.snapshot }
+        let snapshot = startRequest()
+        defer { requestEnded() }
         let context = MiddlewareContext(
             taskID: .next(),
             logger: logger ?? Self.silentLogger,
@@ -215,7 +276,8 @@ public actor Session {
         credential: UserCredential? = nil,
         logger: Logger?
     ) async throws -> Response {
-        let snapshot = state.withLock { $0.snapshot }
+        let snapshot = startRequest()
+        defer { requestEnded() }
         var options = snapshot.configuration.transferOptions(deadline: deadline)
         if streamed { options.responseBody = .streamed(bufferBytes: snapshot.configuration.streamBufferSize) }
         var context = MiddlewareContext(
@@ -301,6 +363,7 @@ public actor Session {
         let task = NetworkTask.make(request: request)
         let snapshot = state.withLock { state -> Snapshot in
             if !state.snapshot.isShutDown { state.tasks[task.id] = task }
+            state.requestsInFlight += 1
             return state.snapshot
         }
         var options = snapshot.configuration.transferOptions(deadline: deadline)
@@ -316,7 +379,10 @@ public actor Session {
         let context = taskContext
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
         task.start { [self] in
-            defer { _ = state.withLock { $0.tasks.removeValue(forKey: task.id) } }
+            defer {
+                _ = state.withLock { $0.tasks.removeValue(forKey: task.id) }
+                requestEnded()
+            }
             do {
                 var response = try await snapshot.pipeline(try prepare(request, snapshot: snapshot), body, context)
                 response.endpoint = endpoint
@@ -337,19 +403,82 @@ public actor Session {
     /// transport down. Later requests fail with ``CourierError/Kind/shutDown``.
     public func shutdown() async {
         let tasks = state.withLock { state -> [NetworkTask] in
-            let current = state.snapshot
-            if !current.isShutDown {
-                state.snapshot = Snapshot(
-                    configuration: current.configuration,
-                    transport: transport,
-                    isShutDown: true,
-                    retryBudget: retryBudget
-                )
-            }
+            refuseNewRequests(&state)
             return Array(state.tasks.values)
         }
         for task in tasks { task.cancel() }
         if ownsTransport { await transport.shutdown() }
+    }
+
+    /// Refuses new requests at once, lets the requests in flight finish for up to
+    /// `gracePeriod`, then shuts down as ``shutdown()`` does, cancelling the rest.
+    ///
+    /// New requests fail with ``CourierError/Kind/shutDown`` from the moment this is called.
+    /// Past the grace period, tasks are cancelled and, when the session created its transport,
+    /// the transport is shut down, which fails every transfer still running; requests on a
+    /// transport passed in end when their callers cancel them.
+    ///
+    /// - Parameter gracePeriod: The longest the requests in flight may still take.
+    public func shutdown(gracePeriod: Duration) async {
+        state.withLock { refuseNewRequests(&$0) }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.untilIdle() }
+            group.addTask { try? await Task.sleep(for: gracePeriod) }
+            await group.next()
+            group.cancelAll()
+        }
+        await shutdown()
+    }
+
+    /// Publishes a snapshot that fails every new request.
+    private nonisolated func refuseNewRequests(_ state: inout State) {
+        let current = state.snapshot
+        guard !current.isShutDown else { return }
+        state.snapshot = Snapshot(
+            configuration: current.configuration,
+            transport: transport,
+            isShutDown: true,
+            retryBudget: retryBudget
+        )
+    }
+
+    /// The snapshot a request starts with, the request counted in flight.
+    private nonisolated func startRequest() -> Snapshot {
+        state.withLock { state in
+            state.requestsInFlight += 1
+            return state.snapshot
+        }
+    }
+
+    /// Counts a request out, and wakes whoever waits for none to be in flight.
+    private nonisolated func requestEnded() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.requestsInFlight -= 1
+            guard state.requestsInFlight == 0, !state.idleWaiters.isEmpty else { return [] }
+            defer { state.idleWaiters = [:] }
+            return Array(state.idleWaiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns when no request is in flight, or when the calling task is cancelled.
+    private nonisolated func untilIdle() async {
+        let ticket = state.withLock { state in
+            defer { state.nextTicket += 1 }
+            return state.nextTicket
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waits = state.withLock { state in
+                    guard state.requestsInFlight > 0, !Task.isCancelled else { return false }
+                    state.idleWaiters[ticket] = continuation
+                    return true
+                }
+                if !waits { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.idleWaiters.removeValue(forKey: ticket) }?.resume()
+        }
     }
 
     /// Resolves a request against the base URL, adds the session's header fields, and runs

@@ -259,6 +259,8 @@ actor TokenBroker {
     private nonisolated let fastPath = LockedBox<(token: BrokeredToken, renewAt: Date)?>(nil)
     /// Operations (load, renewal, grant) whose task has not ended.
     private nonisolated let operationsInFlight = Atomic<Int>(0)
+    /// Renewal metrics and spans, when the token endpoint's session has any.
+    private nonisolated let instruments: TokenInstruments?
 
     /// Whether an operation (a load, a renewal, a grant) is in flight, read without the
     /// actor: the user registry never evicts a user whose broker is busy, since a broker made
@@ -322,6 +324,7 @@ actor TokenBroker {
         self.configuration = configuration
         self.logger = logger ?? Session.silentLogger
         self.now = now
+        self.instruments = TokenInstruments(session: endpoint.session, level: level)
         self.machine = StateMachine(
             level: level,
             leeway: configuration.leeway,
@@ -340,6 +343,9 @@ actor TokenBroker {
     ///   `CancellationError` when the calling task is cancelled while waiting.
     nonisolated func token() async throws -> BrokeredToken {
         if let token = cachedToken() { return token }
+        guard let instruments else { return try await slowToken() }
+        let start = ContinuousClock.now
+        defer { instruments.recordWait(since: start) }
         return try await slowToken()
     }
 
@@ -560,7 +566,10 @@ actor TokenBroker {
         if let adopted = renewal.adopted {
             obtained = .success(adopted)
         } else {
-            if reason != .requested { counters.renewals += 1 }
+            if reason != .requested {
+                counters.renewals += 1
+                instruments?.recordRenewal()
+            }
             let context = GrantContext(
                 level: level,
                 current: current,
@@ -570,8 +579,14 @@ actor TokenBroker {
                 userTokenSource: userTokenSource
             )
             do {
+                let token =
+                    if let instruments {
+                        try await instruments.span(reason: reason) { try await strategy.obtainToken(context) }
+                    } else {
+                        try await strategy.obtainToken(context)
+                    }
                 obtained = await writeShared(
-                    .success(try await strategy.obtainToken(context)),
+                    .success(token),
                     renewal: &renewal,
                     replacing: current,
                     isCurrent: machine.operation?.id == operation.id
@@ -617,6 +632,7 @@ actor TokenBroker {
             return .success(token)
         case .serveStale(let token, let error, let retryIn):
             counters.failedRenewals += 1
+            instruments?.recordFailure()
             counters.staleServed += 1
             let wait = StateMachine.describe(retryIn.authTimeInterval)
             logger.warning(
@@ -624,7 +640,10 @@ actor TokenBroker {
             )
             return .success(token)
         case .fail(let error, let wipe):
-            if reason != .requested { counters.failedRenewals += 1 }
+            if reason != .requested {
+                counters.failedRenewals += 1
+                instruments?.recordFailure()
+            }
             logger.debug("\(level) token renewal failed: \(error.kind)")
             if wipe {
                 if sharedStore != nil {

@@ -1,0 +1,81 @@
+import HTTPTypes
+
+/// The values of the OpenTelemetry HTTP client conventions that Courier's metrics and spans
+/// carry, read from a prepared request and its outcome.
+///
+/// Only values of bounded cardinality become metric dimensions: the method (unknown ones as
+/// `_OTHER`), the server's host and port, the status, the error type and the protocol version
+/// — never the path or the query.
+struct HTTPClientSemantics: Sendable {
+    /// `http.request.method`: a known method's name, `_OTHER` for any other.
+    let method: String
+    /// `server.address`: the host, without brackets for IPv6.
+    let serverAddress: String
+    /// `server.port`: the port, or the scheme's default.
+    let serverPort: Int
+
+    init(_ request: HTTPRequest) {
+        method = Self.methodName(request.method)
+        let scheme = request.scheme ?? "https"
+        let (host, port) = Self.hostAndPort(request.authority ?? "")
+        serverAddress = host
+        serverPort = port ?? (scheme == "http" ? 80 : 443)
+    }
+
+    static let knownMethods: Set<String> = [
+        "CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "QUERY",
+    ]
+
+    /// The method as the conventions name it.
+    static func methodName(_ method: HTTPRequest.Method) -> String {
+        knownMethods.contains(method.rawValue) ? method.rawValue : "_OTHER"
+    }
+
+    /// The host and port of an authority, without user information.
+    static func hostAndPort(_ authority: String) -> (host: String, port: Int?) {
+        var rest = Substring(authority)
+        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else { return (String(rest), nil) }
+            let host = rest[rest.index(after: rest.startIndex)..<close]
+            let after = rest[rest.index(after: close)...]
+            return (String(host), after.hasPrefix(":") ? Int(after.dropFirst()) : nil)
+        }
+        guard let colon = rest.lastIndex(of: ":") else { return (String(rest), nil) }
+        return (String(rest[..<colon]), Int(rest[rest.index(after: colon)...]))
+    }
+
+    /// `url.full` without user information, query or fragment, which may carry secrets.
+    static func fullURL(_ request: HTTPRequest) -> String {
+        let (host, port) = hostAndPort(request.authority ?? "")
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        let authority = port.map { "\(bracketed):\($0)" } ?? bracketed
+        let path = (request.path ?? "/").prefix { $0 != "?" && $0 != "#" }
+        return "\(request.scheme ?? "https")://\(authority)\(path)"
+    }
+
+    /// `network.protocol.version` of a response.
+    static func protocolVersion(_ metrics: Response.Metrics?) -> String? {
+        switch metrics?.httpVersion {
+        case .http1_0: "1.0"
+        case .http1_1: "1.1"
+        case .http2: "2"
+        case .http3: "3"
+        case .unknown, nil: nil
+        }
+    }
+
+    /// `error.type` of a response: its status code when it is an error (4xx, 5xx).
+    static func errorType(status: Int) -> String? {
+        status >= 400 ? String(status) : nil
+    }
+
+    /// `error.type` of a failure: the ``CourierError/Kind`` name, `cancelled`, or the type.
+    static func errorType(_ error: any Error) -> String {
+        switch error {
+        case let error as CourierError: error.kind.name
+        case is CancellationError: "cancelled"
+        default: String(describing: type(of: error))
+        }
+    }
+}
