@@ -26,6 +26,9 @@ swift build --package-path Fuzz --scratch-path Fuzz/.build -c debug -Xswiftc -sa
 bin="$(swift build --package-path Fuzz --scratch-path Fuzz/.build -c debug --show-bin-path)"
 
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+# Swift's own crash backtracer reads the stack in a way AddressSanitizer reports as an
+# underflow: leave crashes to the sanitizer.
+export SWIFT_BACKTRACE=enable=no
 mkdir -p Fuzz/.artifacts
 for name in "${targets[@]}"; do
   [[ -x "$bin/$name" ]] || { echo "fuzz: no target $name (have: ${all[*]})" >&2; exit 2; }

@@ -32,7 +32,9 @@ struct Arguments: Sendable {
             default: fail("unknown flag \(flag)")
             }
         }
-        if arguments.faults.isEmpty || arguments.http.isEmpty || arguments.https.isEmpty || arguments.attacker.isEmpty || arguments.ca.isEmpty {
+        if arguments.faults.isEmpty || arguments.http.isEmpty || arguments.https.isEmpty || arguments.attacker.isEmpty
+            || arguments.ca.isEmpty
+        {
             fail("--faults, --http, --https, --attacker and --ca are required")
         }
         return arguments
@@ -87,7 +89,11 @@ struct Kit: Sendable {
 
     /// A session with a 2 s connect timeout, a 5 s deadline, a 2 s stall timeout, no retries.
     func session(_ change: (inout Session.Configuration) -> Void = { _ in }) -> Session {
-        var configuration = Session.Configuration(connectTimeout: .seconds(2), timeout: .seconds(5), stallTimeout: .seconds(2))
+        var configuration = Session.Configuration(
+            connectTimeout: .seconds(2),
+            timeout: .seconds(5),
+            stallTimeout: .seconds(2)
+        )
         configuration.retryPolicy = .never
         change(&configuration)
         return Session(configuration: configuration, transport: transport)
@@ -107,11 +113,17 @@ struct FaultMatrix {
         let cases: [(String, @Sendable (Kit) async -> String)] = [
             ("connection refused", { await $0.get("http://127.0.0.1:\(closedPort())/") }),
             ("reset after the request", { await $0.get("\(arguments.faults)/reset") }),
-            ("reset mid-body (Content-Length 1 MiB, 64 KiB, close; HTTP/2)", { await $0.get("\(arguments.https)/truncated") }),
+            (
+                "reset mid-body (Content-Length 1 MiB, 64 KiB, close; HTTP/2)",
+                { await $0.get("\(arguments.https)/truncated") }
+            ),
             ("truncated chunked body", { await $0.get("\(arguments.faults)/truncated-chunked") }),
             ("stalls after the head (HTTP/1.1; 2 s stall timeout)", { await $0.get("\(arguments.http)/stall") }),
             ("slow-loris head (a byte every 500 ms; 5 s deadline)", { await $0.get("\(arguments.faults)/slow-loris") }),
-            ("never answers (5 s deadline: the stall timeout starts with the head)", { await $0.get("\(arguments.faults)/hang?seconds=20") }),
+            (
+                "never answers (5 s deadline: the stall timeout starts with the head)",
+                { await $0.get("\(arguments.faults)/hang?seconds=20") }
+            ),
             ("TLS: a chain from an unknown root", { await $0.get("\(arguments.attacker)/bytes/1k") }),
             ("redirect loop", { await $0.get("\(arguments.faults)/redirect-loop") }),
             (
@@ -119,7 +131,9 @@ struct FaultMatrix {
                 { kit in
                     let session = kit.session { $0.timeout = .seconds(60) }
                     return await outcome {
-                        let response = try await session.send(HTTPRequest(url: URL(string: "\(arguments.faults)/gzip-bomb")!))
+                        let response = try await session.send(
+                            HTTPRequest(url: URL(string: "\(arguments.faults)/gzip-bomb")!)
+                        )
                         return "\(response.status), \(response.data.count) bytes"
                     }
                 }
@@ -129,7 +143,9 @@ struct FaultMatrix {
                 { kit in
                     let session = kit.session()
                     await session.shutdown()
-                    return await outcome { "\(try await session.send(HTTPRequest(url: URL(string: "\(arguments.https)/bytes/1k")!)).status)" }
+                    return await outcome {
+                        "\(try await session.send(HTTPRequest(url: URL(string: "\(arguments.https)/bytes/1k")!)).status)"
+                    }
                 }
             ),
             (
@@ -150,7 +166,9 @@ struct FaultMatrix {
                         for await result in group { counts[result, default: 0] += 1 }
                         return counts
                     }
-                    return counts.sorted { $0.value > $1.value }.map { "\($0.value) × \($0.key)" }.joined(separator: "; ")
+                    return counts.sorted { $0.value > $1.value }.map { "\($0.value) × \($0.key)" }.joined(
+                        separator: "; "
+                    )
                 }
             ),
         ]
