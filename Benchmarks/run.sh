@@ -58,7 +58,17 @@ echo "run.sh: building the harness (release)…" >&2
 # SwiftPM does not notice files added to the root package (a path dependency) in an existing
 # .build until this manifest changes: touch it so that the build plan is made anew.
 touch "$here/Package.swift"
-swift build -c release --package-path "$here" >&2
+# The soak and the fault matrix need only their own executables; the rest builds everything.
+case "${1:-}" in
+    soak) products=(LoadHarness CourierLoadClient) ;;
+    faults) products=(FaultMatrixClient) ;;
+    *) products=() ;;
+esac
+if [[ ${#products[@]} -eq 0 ]]; then
+    swift build -c release --package-path "$here" >&2
+else
+    for product in "${products[@]}"; do swift build -c release --package-path "$here" --product "$product" >&2; done
+fi
 bin="$(swift build -c release --package-path "$here" --show-bin-path)"
 
 if [[ "${1:-}" == "soak" ]]; then
