@@ -46,9 +46,14 @@ struct Arguments: Sendable {
     }
 }
 
-/// The open file descriptors of this process.
-func openFileDescriptors() -> Int {
-    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+/// The open file descriptors of this process and what each one is (`socket:[…]`, a path…).
+func openFileDescriptors() -> [String: String] {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    var result: [String: String] = [:]
+    for name in names {
+        result[name] = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)")) ?? "?"
+    }
+    return result
 }
 
 /// What a case ended with, in a few words: the error's kind and message, or the status.
@@ -189,7 +194,9 @@ struct FaultMatrix {
             await transport.shutdown()
             let after = openFileDescriptors()
             let millis = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
-            print("| \(name) | \(result.replacingOccurrences(of: "|", with: "/")) | \(millis) | \(before) → \(after) |")
+            let added = after.filter { before[$0.key] != $0.value }.map { "\($0.key): \($0.value)" }.sorted()
+            let fds = "\(before.count) → \(after.count)" + (added.isEmpty ? "" : " (new: \(added.joined(separator: ", ")))")
+            print("| \(name) | \(result.replacingOccurrences(of: "|", with: "/")) | \(millis) | \(fds) |")
             fflush(nil)
         }
     }
