@@ -195,7 +195,8 @@ struct FaultMatrix {
             let after = openFileDescriptors()
             let millis = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
             let added = after.filter { before[$0.key] != $0.value }.map { "\($0.key): \($0.value)" }.sorted()
-            let fds = "\(before.count) → \(after.count)" + (added.isEmpty ? "" : " (new: \(added.joined(separator: ", ")))")
+            let fds =
+                "\(before.count) → \(after.count)" + (added.isEmpty ? "" : " (new: \(added.joined(separator: ", ")))")
             print("| \(name) | \(result.replacingOccurrences(of: "|", with: "/")) | \(millis) | \(fds) |")
             fflush(nil)
         }

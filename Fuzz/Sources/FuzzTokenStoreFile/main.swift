@@ -32,7 +32,9 @@ func fuzzTokenStoreFile(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     }
     let decoder = JSONDecoder()
     decoder.dateDecodingStrategy = .secondsSince1970
-    guard var document = try? decoder.decode(EncryptedFileTokenStore.Document.self, from: rest) else { return 0 }
+    // The store refuses a document that is not writable before it uses it.
+    guard var document = try? decoder.decode(EncryptedFileTokenStore.Document.self, from: rest), document.isWritable
+    else { return 0 }
     let entry = document.entry(for: Fixture.storeKey)
     _ = entry.token?.needsRenewal(at: Date(), leeway: .seconds(30))
     document.set(nil, for: Fixture.storeKey)

@@ -108,6 +108,25 @@ struct AuthTokenStoreTests {
         await #expect(throws: CourierError(.tokenStoreUnsupportedFormat)) { try await store().token(for: userKey) }
     }
 
+    @Test func aVersionWithNoSuccessorIsRefusedNotIncremented() async throws {
+        // Sealed with the right key, so only the document itself is wrong: its version is the
+        // largest a version can be, and a write would have to go one past it.
+        let document =
+            #"{"version":1,"entries":[{"key":{"clientID":"c","level":"device"},"#
+            + #""token":{"accessToken":"a","tokenType":"Bearer","issuedAt":0,"scope":[],"additionalFields":{}},"#
+            + #""version":18446744073709551615}]}"#
+        let sealer = TokenSealer(keyProvider: .key(key))
+        try sealer.seal(Data(document.utf8), key: key).write(to: URL(fileURLWithPath: path))
+        let device = TokenStoreKey(clientID: "c", level: .device)
+        let read = await #expect(throws: CourierError(.tokenStoreUnsupportedFormat)) {
+            try await store().token(for: device)
+        }
+        #expect(read?.message.contains("largest value") == true, "\(String(describing: read))")
+        await #expect(throws: CourierError(.tokenStoreUnsupportedFormat)) {
+            try await store().setToken(token("x"), for: device)
+        }
+    }
+
     @Test func aFileLargerThanTheLimitIsRefusedAndLeftAlone() async throws {
         // A sparse file: its size is past the limit without writing 64 MiB.
         #expect(FileManager.default.createFile(atPath: path, contents: Data("CTKS".utf8)))

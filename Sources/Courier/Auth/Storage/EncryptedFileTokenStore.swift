@@ -182,6 +182,11 @@ public final class EncryptedFileTokenStore: SharedTokenStore {
         /// ignore it, so the format stays version 1.
         var removed: [Removal]? = nil
 
+        /// Whether every version has a successor, so that ``set(_:for:)`` can go one up.
+        var isWritable: Bool {
+            entries.allSatisfy { ($0.version ?? 1) < .max } && (removed ?? []).allSatisfy { $0.version < .max }
+        }
+
         func entry(for key: TokenStoreKey) -> TokenStoreEntry {
             if let entry = entries.first(where: { $0.key == key }) {
                 return TokenStoreEntry(token: entry.token, version: entry.version ?? 1)
@@ -215,10 +220,11 @@ public final class EncryptedFileTokenStore: SharedTokenStore {
     private func readDocument(_ key: SymmetricKey) throws -> Document {
         guard let data = try readFile() else { return Document() }
         let plaintext = try sealer.open(data, key: key)
+        let document: Document
         do {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .secondsSince1970
-            return try decoder.decode(Document.self, from: plaintext)
+            document = try decoder.decode(Document.self, from: plaintext)
         } catch {
             throw CourierError(
                 kind: .tokenStoreUnsupportedFormat,
@@ -226,6 +232,15 @@ public final class EncryptedFileTokenStore: SharedTokenStore {
                 path: path
             )
         }
+        // A version with no successor cannot be written over: no store Courier wrote gets there.
+        guard document.isWritable else {
+            throw CourierError(
+                kind: .tokenStoreUnsupportedFormat,
+                message: "the store has an entry version at its largest value",
+                path: path
+            )
+        }
+        return document
     }
 
     private func writeDocument(_ document: Document, _ key: SymmetricKey) throws {
