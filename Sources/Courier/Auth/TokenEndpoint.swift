@@ -36,6 +36,10 @@ struct TokenEndpoint: Sendable {
     /// The largest token response read.
     static let maximumResponseBytes = 1 << 20
 
+    /// The longest lifetime an `expires_in` is taken at: ten years. A longer one is read as
+    /// ten years; the token is renewed then, or sooner when a resource server rejects it.
+    static let maximumLifetimeSeconds: Double = 10 * 365 * 24 * 3600
+
     /// Creates a token endpoint with a session of its own.
     ///
     /// - Parameters:
@@ -163,6 +167,11 @@ struct TokenEndpoint: Sendable {
         case let number as NSNumber: expiresIn = number.doubleValue
         case let text as String: expiresIn = Double(text.trimmingCharacters(in: .whitespaces))
         default: expiresIn = nil
+        }
+        // "inf", "nan" or 1e999 say nothing usable: no known expiry, as without the field. A
+        // finite lifetime is capped, so that every date and duration made from it stays finite.
+        if let seconds = expiresIn {
+            expiresIn = seconds.isFinite ? min(seconds, Self.maximumLifetimeSeconds) : nil
         }
         var scope = requestedScope
         switch object["scope"] {

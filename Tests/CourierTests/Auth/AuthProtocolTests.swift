@@ -101,6 +101,20 @@ struct AuthProtocolTests {
         }
     }
 
+    /// Found by FuzzTokenResponse: `"expires_in":"inf"` made a token whose expiry could not be
+    /// encoded (so never stored) and whose renewal date was infinite.
+    @Test(arguments: [#""inf""#, #""nan""#, #""1e999""#, "1e308", "4000000000"])
+    func anUnusableOrHugeLifetimeGivesAFiniteStorableToken(expiresIn: String) async throws {
+        let body = #"{"token_type":"Bearer","access_token":"bcQO","expires_in":"# + expiresIn + #","scope":"urnt"}"#
+        let (endpoint, _) = AuthFixtures.endpoint { _, _ in AuthFixtures.json(.ok, body) }
+        let token = try await endpoint.requestToken(grantType: .clientCredentials, parameters: [])
+        if let expiry = token.expiresAt {
+            #expect(expiry.timeIntervalSince(token.issuedAt) <= TokenEndpoint.maximumLifetimeSeconds + 1)  // Date rounding
+        }
+        #expect(token.renewalDate(leeway: .seconds(30)).map { $0.timeIntervalSinceNow.isFinite } ?? true)
+        #expect(try JSONDecoder().decode(OAuth2Token.self, from: JSONEncoder().encode(token)) == token)
+    }
+
     @Test func aTokenRequestToAnUntrustedHostIsRefusedBeforeSending() async throws {
         let transport = MockTransport(security: AuthFixtures.security) { _, _ in
             AuthFixtures.json(.ok, #"{"access_token":"a"}"#)
