@@ -109,7 +109,8 @@ struct AuthProtocolTests {
         let (endpoint, _) = AuthFixtures.endpoint { _, _ in AuthFixtures.json(.ok, body) }
         let token = try await endpoint.requestToken(grantType: .clientCredentials, parameters: [])
         if let expiry = token.expiresAt {
-            #expect(expiry.timeIntervalSince(token.issuedAt) <= TokenEndpoint.maximumLifetimeSeconds + 1)  // Date rounding
+            // One second for the rounding of Date arithmetic.
+            #expect(expiry.timeIntervalSince(token.issuedAt) <= TokenEndpoint.maximumLifetimeSeconds + 1)
         }
         #expect(token.renewalDate(leeway: .seconds(30)).map { $0.timeIntervalSinceNow.isFinite } ?? true)
         #expect(try JSONDecoder().decode(OAuth2Token.self, from: JSONEncoder().encode(token)) == token)
