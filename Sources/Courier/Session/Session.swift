@@ -176,7 +176,7 @@ public actor Session {
         }
         let redirects = RedirectMiddleware(security: transport.security, approval: configuration.shouldFollowRedirect)
         // The transport call and the redirect check in one frame; only a redirect goes further.
-        var next: Middleware.Next = { request, body, context in
+        let next: Middleware.Next = { request, body, context in
             let response = try await transport.execute(
                 request,
                 body: body,
@@ -186,7 +186,18 @@ public actor Session {
             guard RedirectMiddleware.isRedirect(response, options: context.options) else { return response }
             return try await redirects.follow(response, of: request, body: body, context: context, send: send)
         }
-        for middleware in configuration.middlewares(retryBudget: retryBudget).reversed() {
+        return fold(configuration.middlewares(retryBudget: retryBudget), around: next)
+    }
+
+    /// Wraps `innermost` in `middlewares`, the first outermost.
+    private static func fold(
+        _ middlewares: [any Middleware],
+        around innermost: @escaping Middleware.Next
+    )
+        -> Middleware.Next
+    {
+        var next = innermost
+        for middleware in middlewares.reversed() {
             let tail = next
             next = { request, body, context in
                 try await middleware.intercept(request, body: body, context: context, next: tail)
@@ -207,20 +218,13 @@ public actor Session {
             try await instruments.transfer(request, body: body, context: context, transport: transport)
         }
         let redirects = RedirectMiddleware(security: transport.security, approval: configuration.shouldFollowRedirect)
-        var next: Middleware.Next = { request, body, context in
-            try await redirects.intercept(request, body: body, context: context, next: send)
-        }
         let metrics = instruments.metrics != nil ? RequestInstruments.metricsFactory(of: configuration) : nil
-        for middleware in configuration.middlewares(
-            retryBudget: retryBudget,
-            metrics: metrics.map(RetryMetrics.init(factory:))
-        ).reversed() {
-            let tail = next
-            next = { request, body, context in
-                try await middleware.intercept(request, body: body, context: context, next: tail)
+        let chain = fold(
+            configuration.middlewares(retryBudget: retryBudget, metrics: metrics.map(RetryMetrics.init(factory:))),
+            around: { request, body, context in
+                try await redirects.intercept(request, body: body, context: context, next: send)
             }
-        }
-        let chain = next
+        )
         return { request, body, context in
             try await instruments.observe(request, body: body, context: context, next: chain)
         }
