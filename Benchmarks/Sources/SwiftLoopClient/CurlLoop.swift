@@ -24,7 +24,6 @@ final class CurlLoop: TaskExecutor, @unchecked Sendable {
     private let url: String
     private let caFile: String?
     private var thread = pthread_t()
-    private let finished = Mutex(false)
 
     // Loop-thread state.
     private var idle: [UnsafeMutableRawPointer] = []
