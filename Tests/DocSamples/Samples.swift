@@ -203,7 +203,7 @@ func sample_Authentication_4() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 5
 func sample_Authentication_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 160)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 162)
     do {
         let orders = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/orders"))
         print(orders.statusCode)
@@ -220,7 +220,7 @@ func sample_Authentication_5() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 6
 func sample_Authentication_6() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 195)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 197)
     var configuration = ResourceAccess.Configuration(
         resourceBaseURL: URL(string: "https://api.example.com")!,
         authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
@@ -243,7 +243,7 @@ func sample_Authentication_6() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 7
 func sample_Authentication_7() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 259)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 261)
     let signingKey = try ClientAssertionKey.ecdsaP256(pemFile: "/etc/my-app/assertion-key.pem", keyID: "2026-01")
     var jwtConfiguration = configuration
     jwtConfiguration.deviceClient = OAuth2ClientCredentials(clientID: "my-app-device", privateKey: signingKey)
@@ -256,7 +256,7 @@ func sample_Authentication_7() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 8
 func sample_Authentication_8() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 284)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 286)
     let identity = try ClientCertificate.pkcs12(path: "/etc/my-app/client.p12", password: keyPassword)
     let partner = try TrustPolicy(host: "partner.example.com", pins: [partnerPin], clientCertificate: identity)
     print(partner.clientCertificate?.format == .pkcs12)
@@ -265,7 +265,7 @@ func sample_Authentication_8() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 9
 func sample_Authentication_9() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 303)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 305)
     let transport = CurlTransport(configuration: .init(security: security))
     let discovered = try await AuthorizationServer.discover(
         issuer: URL(string: "https://login.example.com")!,
@@ -281,7 +281,7 @@ func sample_Authentication_9() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 10
 func sample_Authentication_10() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 357)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 359)
     struct ReportsCredentials: ChallengeCredentialProvider {
         func credential(for context: ChallengeContext) async throws -> ChallengeCredential? {
             guard context.host == "reports.example.com", context.realm == "reports" else { return nil }
@@ -305,7 +305,7 @@ func sample_Authentication_10() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 11
 func sample_Authentication_11() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 399)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 401)
     let store = EncryptedFileTokenStore(
         path: "/var/lib/my-app/tokens.store",
         keyProvider: TokenStoreKeyProvider { try await loadTokenStoreKey() }   // your secret manager
@@ -317,7 +317,7 @@ func sample_Authentication_11() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 12
 func sample_Authentication_12() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 417)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 419)
     let report = await access.userClient.logout()
     if !report.isComplete {
         logger.warning("logout: \(report.revokedTokens) revoked, failures: \(report.failures.map(\.kind))")

@@ -8,13 +8,16 @@
 // - `Session.send.observe.metrics`: a metrics backend whose handlers do nothing: what Courier
 //   itself spends per request once metrics are on (dimension lookup, two clock reads, the
 //   transport gauges), without any backend's cost.
-// - `Session.send.observe.tracing`: a tracer whose spans do nothing, for the same figure
-//   with tracing on (two spans, trace context injected into the request's header fields).
+// - `Session.send.observe.tracing`: a tracer whose spans do not record (as for a request that
+//   is sampled out): two spans, trace context injected into the request's header fields.
+// - `Session.send.observe.tracing.recorded`: a tracer whose spans record their attributes
+//   under a lock, as a real tracer's sampled spans do, without exporting them.
 import Benchmark
 import CoreMetrics
 import Courier
 import Foundation
 import HTTPTypes
+import Synchronization
 import Tracing
 
 /// A metrics backend that is not swift-metrics' no-op one but whose handlers do nothing.
@@ -82,6 +85,67 @@ struct DiscardingTracer: Tracer {
     ) where Carrier == Extract.Carrier {}
 }
 
+/// A tracer whose spans record what they are told, under a lock, and export nothing.
+struct RecordingTracer: Tracer {
+    final class Span: Tracing.Span {
+        let context: ServiceContext
+        private let state: Mutex<(name: String, attributes: SpanAttributes, status: SpanStatus?)>
+
+        init(name: String, context: ServiceContext) {
+            self.context = context
+            state = Mutex((name, [:], nil))
+        }
+
+        var operationName: String {
+            get { state.withLock { $0.name } }
+            set { state.withLock { $0.name = newValue } }
+        }
+        var attributes: SpanAttributes {
+            get { state.withLock { $0.attributes } }
+            set { state.withLock { $0.attributes = newValue } }
+        }
+        var isRecording: Bool { true }
+        func setStatus(_ status: SpanStatus) { state.withLock { $0.status = status } }
+        func addEvent(_ event: SpanEvent) {}
+        func recordError<Instant: TracerInstant>(
+            _ error: any Error,
+            attributes: SpanAttributes,
+            at instant: @autoclosure () -> Instant
+        ) {}
+        func addLink(_ link: SpanLink) {}
+        func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) {}
+    }
+
+    func startSpan<Instant: TracerInstant>(
+        _ operationName: String,
+        context: @autoclosure () -> ServiceContext,
+        ofKind kind: SpanKind,
+        at instant: @autoclosure () -> Instant,
+        function: String,
+        file fileID: String,
+        line: UInt
+    ) -> Span {
+        Span(name: operationName, context: context())
+    }
+
+    func activeSpan(identifiedBy context: ServiceContext) -> Span? { nil }
+    func forceFlush() {}
+
+    func inject<Carrier, Inject: Injector>(
+        _ context: ServiceContext,
+        into carrier: inout Carrier,
+        using injector: Inject
+    ) where Carrier == Inject.Carrier {
+        DiscardingTracer().inject(context, into: &carrier, using: injector)
+    }
+
+    func extract<Carrier, Extract: Extractor>(
+        _ carrier: Carrier,
+        into context: inout ServiceContext,
+        using extractor: Extract
+    ) where Carrier == Extract.Carrier {}
+}
+
 func registerObservabilityBenchmarks() {
     let variants: [(String, (inout Session.Configuration) -> Void)] = [
         ("default", { _ in }),
@@ -94,6 +158,7 @@ func registerObservabilityBenchmarks() {
         ),
         ("metrics", { $0.metricsFactory = DiscardingMetrics() }),
         ("tracing", { $0.tracer = DiscardingTracer() }),
+        ("tracing.recorded", { $0.tracer = RecordingTracer() }),
     ]
     for (name, configure) in variants {
         Benchmark("Session.send.observe.\(name)") { benchmark in

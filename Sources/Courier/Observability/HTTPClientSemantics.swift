@@ -22,36 +22,42 @@ struct HTTPClientSemantics: Sendable {
         serverPort = port ?? (scheme == "http" ? 80 : 443)
     }
 
-    static let knownMethods: Set<String> = [
-        "CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "QUERY",
-    ]
-
     /// The method as the conventions name it.
     static func methodName(_ method: HTTPRequest.Method) -> String {
-        knownMethods.contains(method.rawValue) ? method.rawValue : "_OTHER"
+        switch method.rawValue {
+        case "GET", "POST", "PUT", "DELETE", "HEAD", "PATCH", "OPTIONS", "CONNECT", "TRACE", "QUERY": method.rawValue
+        default: "_OTHER"
+        }
     }
 
     /// The host and port of an authority, without user information.
     static func hostAndPort(_ authority: String) -> (host: String, port: Int?) {
-        var rest = Substring(authority)
-        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { return (String(rest), nil) }
+        // Scanned as bytes: every delimiter is ASCII, and no grapheme breaking is needed.
+        var rest = Substring(authority).utf8
+        if let at = rest.lastIndex(of: UInt8(ascii: "@")) { rest = rest[rest.index(after: at)...] }
+        if rest.first == UInt8(ascii: "[") {
+            guard let close = rest.firstIndex(of: UInt8(ascii: "]")) else { return (String(Substring(rest)), nil) }
             let host = rest[rest.index(after: rest.startIndex)..<close]
             let after = rest[rest.index(after: close)...]
-            return (String(host), after.hasPrefix(":") ? Int(after.dropFirst()) : nil)
+            return (String(Substring(host)), after.first == UInt8(ascii: ":") ? port(after.dropFirst()) : nil)
         }
-        guard let colon = rest.lastIndex(of: ":") else { return (String(rest), nil) }
-        return (String(rest[..<colon]), Int(rest[rest.index(after: colon)...]))
+        guard let colon = rest.lastIndex(of: UInt8(ascii: ":")) else { return (String(Substring(rest)), nil) }
+        return (String(Substring(rest[..<colon])), port(rest[rest.index(after: colon)...]))
+    }
+
+    /// A port number written in decimal, or `nil`.
+    private static func port(_ digits: Substring.UTF8View) -> Int? {
+        Int(Substring(digits))
     }
 
     /// `url.full` without user information, query or fragment, which may carry secrets.
     static func fullURL(_ request: HTTPRequest) -> String {
         let (host, port) = hostAndPort(request.authority ?? "")
-        let bracketed = host.contains(":") ? "[\(host)]" : host
+        let bracketed = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         let authority = port.map { "\(bracketed):\($0)" } ?? bracketed
-        let path = (request.path ?? "/").prefix { $0 != "?" && $0 != "#" }
-        return "\(request.scheme ?? "https")://\(authority)\(path)"
+        let path = request.path ?? "/"
+        let end = path.utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? path.endIndex
+        return "\(request.scheme ?? "https")://\(authority)\(path[..<end])"
     }
 
     /// `network.protocol.version` of a response.

@@ -36,25 +36,29 @@ final class RequestInstruments: Sendable {
 
     /// Sends one logical request — every attempt, challenge and redirect — in a client span,
     /// and records its duration and outcome.
+    ///
+    /// A span that does not record (sampled out) gets no attributes: only its context travels.
     func observe(
         _ request: HTTPRequest,
         body: RequestBody?,
         context: MiddlewareContext,
         next: Middleware.Next
     ) async throws -> Response {
-        let semantics = HTTPClientSemantics(request)
         let start = ContinuousClock.now
         metrics?.sampleTransport()
         var context = context
-        context.transfers = TransferCount()
+        if tracer != nil { context.transfers = TransferCount() }
         let span = tracer.map { tracer -> any Span in
-            let span = tracer.startSpan(
-                semantics.spanName,
+            tracer.startSpan(
+                HTTPClientSemantics.spanName(request.method),
                 context: ServiceContext.current ?? .topLevel,
                 ofKind: .client
             )
-            span.attributes.set(semantics, url: request)
-            return span
+        }
+        let isRecording = span?.isRecording ?? false
+        let semantics = metrics != nil || isRecording ? HTTPClientSemantics(request) : nil
+        if isRecording, let span, let semantics {
+            span.updateAttributes { $0.set(semantics, url: request) }
         }
         do {
             let response: Response
@@ -68,15 +72,21 @@ final class RequestInstruments: Sendable {
             let status = response.statusCode
             let errorType = HTTPClientSemantics.errorType(status: status)
             let version = HTTPClientSemantics.protocolVersion(response.metrics)
-            record(semantics, status: status, errorType: errorType, version: version, since: start)
-            if let span {
-                span.attributes.set(status: status, errorType: errorType, version: version)
-                if errorType != nil { span.setStatus(SpanStatus(code: .error)) }
-                span.end()
+            if let semantics {
+                record(semantics, status: status, errorType: errorType, version: version, since: start)
             }
+            span?.end(status: status, errorType: errorType, version: version, isRecording: isRecording)
             return response
         } catch {
-            record(semantics, status: nil, errorType: HTTPClientSemantics.errorType(error), version: nil, since: start)
+            if let semantics {
+                record(
+                    semantics,
+                    status: nil,
+                    errorType: HTTPClientSemantics.errorType(error),
+                    version: nil,
+                    since: start
+                )
+            }
             span?.end(failingWith: error)
             throw error
         }
@@ -114,11 +124,20 @@ final class RequestInstruments: Sendable {
         guard let tracer else {
             return try await transport.execute(request, body: body, options: context.options, control: context.control)
         }
-        let semantics = HTTPClientSemantics(request)
         let resends = context.transfers?.next() ?? 0
-        let span = tracer.startSpan(semantics.spanName, context: ServiceContext.current ?? .topLevel, ofKind: .client)
-        span.attributes.set(semantics, url: request)
-        span.attributes["http.request.resend_count"] = resends
+        let span = tracer.startSpan(
+            HTTPClientSemantics.spanName(request.method),
+            context: ServiceContext.current ?? .topLevel,
+            ofKind: .client
+        )
+        let isRecording = span.isRecording
+        if isRecording {
+            let semantics = HTTPClientSemantics(request)
+            span.updateAttributes { attributes in
+                attributes.set(semantics, url: request)
+                attributes["http.request.resend_count"] = resends
+            }
+        }
         var request = request
         tracer.inject(span.context, into: &request.headerFields, using: HTTPFieldsInjector())
         do {
@@ -129,14 +148,12 @@ final class RequestInstruments: Sendable {
                 control: context.control
             )
             let status = response.statusCode
-            let errorType = HTTPClientSemantics.errorType(status: status)
-            span.attributes.set(
+            span.end(
                 status: status,
-                errorType: errorType,
-                version: HTTPClientSemantics.protocolVersion(response.metrics)
+                errorType: HTTPClientSemantics.errorType(status: status),
+                version: HTTPClientSemantics.protocolVersion(response.metrics),
+                isRecording: isRecording
             )
-            if errorType != nil { span.setStatus(SpanStatus(code: .error)) }
-            span.end()
             return response
         } catch {
             span.end(failingWith: error)
@@ -160,22 +177,41 @@ final class TransferCount: Sendable {
 
 /// Writes trace context into request header fields.
 struct HTTPFieldsInjector: Injector {
+    private static let traceparent = HTTPField.Name("traceparent")!
+    private static let tracestate = HTTPField.Name("tracestate")!
+
     func inject(_ value: String, forKey key: String, into fields: inout HTTPFields) {
-        guard let name = HTTPField.Name(key) else { return }
+        // The W3C names are the ones every propagator writes: no validation per request.
+        let known = key == "traceparent" ? Self.traceparent : key == "tracestate" ? Self.tracestate : nil
+        guard let name = known ?? HTTPField.Name(key) else { return }
         fields[name] = value
     }
 }
 
 extension HTTPClientSemantics {
     /// The span name the conventions give: the method, or `HTTP` for an unknown one.
-    var spanName: String { method == "_OTHER" ? "HTTP" : method }
+    static func spanName(_ method: HTTPRequest.Method) -> String {
+        let name = methodName(method)
+        return name == "_OTHER" ? "HTTP" : name
+    }
 }
 
 extension Span {
+    /// Ends the span with the outcome of a response; its attributes only when it records.
+    fileprivate func end(status: Int, errorType: String?, version: String?, isRecording: Bool) {
+        if isRecording {
+            updateAttributes { $0.set(status: status, errorType: errorType, version: version) }
+        }
+        if errorType != nil { setStatus(SpanStatus(code: .error)) }
+        end()
+    }
+
     /// Ends the span as failed: the error recorded, its `error.type` set, its status error.
     func end(failingWith error: any Error) {
-        attributes["error.type"] = HTTPClientSemantics.errorType(error)
-        recordError(error)
+        if isRecording {
+            attributes["error.type"] = HTTPClientSemantics.errorType(error)
+            recordError(error)
+        }
         setStatus(SpanStatus(code: .error))
         end()
     }

@@ -92,10 +92,29 @@ import Testing
         guard case .start(let renewal, let current) = machine.tokenRequested(now: late) else { throw Unexpected() }
         #expect(renewal.kind == .renew(.expired))
         #expect(current?.accessToken == "a")
+        // While it runs, the current token is still good: callers use it, no second renewal.
         for _ in 0..<100 {
-            guard case .join(let id) = machine.tokenRequested(now: late) else { throw Unexpected() }
+            guard case .use(let token) = machine.tokenRequested(now: late) else { throw Unexpected() }
+            #expect(token.token.accessToken == "a")
+        }
+        // Once the token has expired, callers wait for the renewal.
+        for _ in 0..<100 {
+            guard case .join(let id) = machine.tokenRequested(now: start.addingTimeInterval(600)) else {
+                throw Unexpected()
+            }
             #expect(id == renewal.id)
         }
+    }
+
+    @Test func aRenewalForARejectedOrMissingTokenIsWaitedFor() throws {
+        var machine = machine()
+        let first = try loaded(&machine, with: token("a", at: start))
+        guard case .start(let renewal, _) = machine.tokenRejected(version: first, now: start) else {
+            throw Unexpected()
+        }
+        // The server refused "a": nobody gets it again, however long it would still be valid.
+        guard case .join(let id) = machine.tokenRequested(now: start) else { throw Unexpected() }
+        #expect(id == renewal.id)
     }
 
     @Test func leewayIsCappedAtHalfTheLifetime() throws {

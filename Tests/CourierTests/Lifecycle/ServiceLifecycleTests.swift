@@ -84,3 +84,70 @@ struct ServiceLifecycleTests {
         }
     }
 }
+
+/// A ``ResourceAccess`` as a service: graceful shutdown reaches every session of the client
+/// at once — requests that answer within the grace period do, the rest are cancelled.
+@Suite(.timeLimit(.minutes(2)), .serialized)
+struct ResourceAccessServiceTests {
+    @Test func gracefulShutdownEndsTheAuthenticatedRequestsInFlight() async throws {
+        let env = try await AuthServers.shared()
+        var configuration = env.configuration()
+        configuration.shutdownGracePeriod = .seconds(5)
+        let access = try ResourceAccess(configuration: configuration)
+        let transport = try #require(access.transport as? CurlTransport)
+        // A token first, so that every request below is in the transport at once.
+        let first = try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info"))
+        #expect(first.statusCode == 200)
+        let group = ServiceGroup(services: [access], logger: ServiceLifecycleTests.logger)
+
+        let outcomes = try await withThrowingTaskGroup(of: [String: Int].self) { services in
+            services.addTask {
+                try await group.run()
+                return [:]
+            }
+            let outcomes = await withTaskGroup(of: String.self) { requests in
+                // 20 that answer after a second, then 20 that would take a minute.
+                for (seconds, total) in [(1, 20), (60, 40)] {
+                    for _ in 0..<20 {
+                        requests.addTask {
+                            await outcome {
+                                try await access.deviceClient.sendAnonymousRequest(
+                                    ResourceRequest(path: "/api/device/slow?seconds=\(seconds)")
+                                )
+                            }
+                        }
+                    }
+                    for _ in 0..<2000 where transport.inFlight < total { try? await Task.sleep(for: .milliseconds(5)) }
+                }
+                #expect(transport.inFlight == 40)
+                let trigger = ContinuousClock.now
+                await group.triggerGracefulShutdown()
+                for _ in 0..<2000 where !access.deviceClient.resourceSessions.allSatisfy(\.isShutDown) {
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+                let refused = await outcome {
+                    try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info"))
+                }
+                #expect(refused == "shutDown")
+
+                var outcomes: [String: Int] = [:]
+                for await outcome in requests { outcomes[outcome, default: 0] += 1 }
+                #expect(ContinuousClock.now - trigger < .seconds(15), "the grace period is 5 s")
+                return outcomes
+            }
+            _ = try await services.next()
+            return outcomes
+        }
+
+        let cancelled = outcomes["shutDown", default: 0] + outcomes["CancellationError", default: 0]
+        #expect(outcomes["status 200"] == 20, "\(outcomes)")
+        #expect(cancelled == 20, "\(outcomes)")
+        #expect(transport.statistics.activeTransfers == 0)
+        #expect(transport.statistics.queuedTransfers == 0)
+    }
+}
+
+extension CurlTransport {
+    /// Transfers running or waiting for a connection.
+    fileprivate var inFlight: Int { statistics.activeTransfers + statistics.queuedTransfers }
+}

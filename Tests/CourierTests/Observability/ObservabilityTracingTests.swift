@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import InMemoryTracing
+import Synchronization
 import Testing
 import Tracing
 
@@ -111,4 +112,90 @@ struct ObservabilityTracingTests {
         #expect(request.errors.count == 1)
         #expect(transfers.count == 1)
     }
+
+    @Test func aSampledOutRequestCarriesItsTraceContextWithoutAttributes() async throws {
+        let env = try await TestServers.shared()
+        let tracer = UnsampledTracer()
+        var configuration = Session.Configuration(baseURL: env.httpbin)
+        configuration.tracer = tracer
+        let session = Session(
+            configuration: configuration,
+            transport: CurlTransport(configuration: .init(proxy: .none))
+        )
+        let response = try await session.send(HTTPRequest(method: .get, path: "/headers"))
+        await session.shutdown()
+
+        let echoed = try JSONSerialization.jsonObject(with: response.data) as? [String: [String: String]]
+        #expect(echoed?["headers"]?["Traceparent"] == UnsampledTracer.traceparent)
+        #expect(tracer.started.load(ordering: .relaxed) == 2)
+        #expect(tracer.attributesRead.load(ordering: .relaxed) == 0)
+    }
+}
+
+/// A tracer whose spans do not record, as for requests a sampler left out: their context
+/// still travels, and nothing should be spent on their attributes.
+final class UnsampledTracer: Tracer, Sendable {
+    static let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
+    let started = Atomic<Int>(0)
+    let attributesRead = Atomic<Int>(0)
+
+    final class Span: Tracing.Span {
+        let context: ServiceContext
+        let tracer: UnsampledTracer
+        init(context: ServiceContext, tracer: UnsampledTracer) {
+            self.context = context
+            self.tracer = tracer
+        }
+        var operationName: String {
+            get { "" }
+            set {}
+        }
+        var attributes: SpanAttributes {
+            get {
+                tracer.attributesRead.add(1, ordering: .relaxed)
+                return [:]
+            }
+            set {}
+        }
+        var isRecording: Bool { false }
+        func setStatus(_ status: SpanStatus) {}
+        func addEvent(_ event: SpanEvent) {}
+        func recordError<Instant: TracerInstant>(
+            _ error: any Error,
+            attributes: SpanAttributes,
+            at instant: @autoclosure () -> Instant
+        ) {}
+        func addLink(_ link: SpanLink) {}
+        func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) {}
+    }
+
+    func startSpan<Instant: TracerInstant>(
+        _ operationName: String,
+        context: @autoclosure () -> ServiceContext,
+        ofKind kind: SpanKind,
+        at instant: @autoclosure () -> Instant,
+        function: String,
+        file fileID: String,
+        line: UInt
+    ) -> Span {
+        started.add(1, ordering: .relaxed)
+        return Span(context: context(), tracer: self)
+    }
+
+    func activeSpan(identifiedBy context: ServiceContext) -> Span? { nil }
+    func forceFlush() {}
+
+    func inject<Carrier, Inject: Injector>(
+        _ context: ServiceContext,
+        into carrier: inout Carrier,
+        using injector: Inject
+    ) where Carrier == Inject.Carrier {
+        injector.inject(Self.traceparent, forKey: "traceparent", into: &carrier)
+    }
+
+    func extract<Carrier, Extract: Extractor>(
+        _ carrier: Carrier,
+        into context: inout ServiceContext,
+        using extractor: Extract
+    ) where Carrier == Extract.Carrier {}
 }

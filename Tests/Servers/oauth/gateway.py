@@ -17,6 +17,7 @@ import base64
 import json
 import logging
 import threading
+import time
 
 import urllib3
 from flask import Flask, Response, jsonify, request
@@ -212,6 +213,19 @@ def create_app(as_url: str, gateway_url: str) -> Flask:
         if token.get("aud"):
             body["aud"] = token["aud"]
         return jsonify(body)
+
+    @app.get("/api/device/slow")
+    def device_slow():
+        # Answers after ?seconds= (at most 60): requests that are in flight for a while.
+        token, err = authorize(["device", "read"])
+        if err:
+            return err
+        try:
+            seconds = min(max(float(request.args.get("seconds", "1")), 0.0), 60.0)
+        except ValueError:
+            seconds = 1.0
+        time.sleep(seconds)
+        return jsonify({"client_id": token.get("client_id"), "slept": seconds})
 
     @app.get("/api/public/status")
     def public_status():

@@ -141,7 +141,16 @@ extension TokenBroker {
 
         /// A caller wants a token.
         mutating func tokenRequested(now: Date) -> TokenAction {
-            if let operation { return .join(operation.id) }
+            if let operation {
+                // A renewal ahead of expiry (inside the leeway) does not hold callers up: the
+                // current token is good until it expires, however long the renewal (or the
+                // shared store it first waits for) takes.
+                if operation.kind == .renew(.expired), let token, rejectedVersion != version, !token.hasExpired(at: now)
+                {
+                    return .use(BrokeredToken(token: token, version: version))
+                }
+                return .join(operation.id)
+            }
             guard isLoaded else { return .start(makeOperation(.load), current: nil) }
             guard let token else { return startRenewal(.noToken, now: now) }
             if rejectedVersion == version { return startRenewal(.rejected, now: now) }
