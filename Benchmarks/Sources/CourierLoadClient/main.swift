@@ -1,11 +1,14 @@
 // Courier load client: `Session.send` (buffered; modes `send` and `executor`) or
 // `Session.stream` (mode `stream`, chunks discarded) with the default configuration: no
-// middleware, no logger. Mode `soak` is the long run of Soak.swift. One CurlTransport, its connection
-// limit set to --connections and the test CA trusted.
+// middleware, no logger. Mode `metrics` is `send` with swift-prometheus as the session's metrics
+// backend (the registry is rendered once at the end, as a scrape would). Mode `soak` is the long
+// run of Soak.swift. One CurlTransport, its connection limit set to --connections and the test
+// CA trusted.
 import Courier
 import Foundation
 import HTTPTypes
 import LoadClientSupport
+import Prometheus
 
 let options = LoadOptions.parse()
 let (origin, path) = options.originAndPath
@@ -15,7 +18,10 @@ let transport = CurlTransport(
         trustedCertificateBundlePath: options.caFile
     )
 )
-let session = Session(configuration: .init(baseURL: URL(string: origin)!), transport: transport)
+var configuration = Session.Configuration(baseURL: URL(string: origin)!)
+let registry = PrometheusCollectorRegistry()
+if options.mode == "metrics" { configuration.metricsFactory = PrometheusMetricsFactory(registry: registry) }
+let session = Session(configuration: configuration, transport: transport)
 if options.mode == "soak" {
     await Soak.run(session: session, path: path, options: options)
     await session.shutdown()
@@ -52,3 +58,13 @@ await LoadRunner.run(client: "courier", options: options, executor: executor) {
 }
 await session.shutdown()
 await transport.shutdown()
+if options.mode == "metrics" {
+    // A scrape: the exposition text, which must hold the request counter.
+    var exposition: [UInt8] = []
+    registry.emit(into: &exposition)
+    let text = String(decoding: exposition, as: UTF8.self)
+    guard text.contains("courier_http_client_requests") || text.contains("courier.http.client.requests") else {
+        FileHandle.standardError.write(Data("metrics: no request counter in the scrape\n".utf8))
+        exit(1)
+    }
+}

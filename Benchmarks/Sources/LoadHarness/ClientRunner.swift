@@ -6,7 +6,8 @@ import Glibc
 
 /// A client the harness can run: one executable, maybe in a variant mode.
 struct Client: Hashable {
-    /// The name in the table: `courier`, `courier-stream`, `courier-executor`, `ahc`, `urlsession`, `curl`,
+    /// The name in the table: `courier`, `courier-stream`, `courier-executor`, `courier-metrics`, `ahc`,
+    /// `urlsession`, `curl`,
     /// `curl-courier-options`, `swift-loop`.
     let name: String
     let executable: String
@@ -18,6 +19,7 @@ struct Client: Hashable {
         Client(name: "courier", executable: "CourierLoadClient", mode: "send", largeBodiesOnly: false),
         Client(name: "courier-stream", executable: "CourierLoadClient", mode: "stream", largeBodiesOnly: true),
         Client(name: "courier-executor", executable: "CourierLoadClient", mode: "executor", largeBodiesOnly: false),
+        Client(name: "courier-metrics", executable: "CourierLoadClient", mode: "metrics", largeBodiesOnly: false),
         Client(name: "ahc", executable: "AHCLoadClient", mode: "send", largeBodiesOnly: false),
         Client(name: "urlsession", executable: "URLSessionLoadClient", mode: "send", largeBodiesOnly: false),
         Client(name: "curl", executable: "CurlFloorClient", mode: "send", largeBodiesOnly: false),

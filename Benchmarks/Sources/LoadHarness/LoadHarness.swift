@@ -85,7 +85,7 @@ struct Run: ParsableCommand {
 
     @Option(
         help:
-            "Clients, comma-separated: courier,courier-executor,courier-stream,ahc,urlsession,curl,curl-courier-options,swift-loop."
+            "Clients, comma-separated: courier,courier-executor,courier-metrics,courier-stream,ahc,urlsession,curl,curl-courier-options,swift-loop."
     )
     var clients = "courier,courier-executor,courier-stream,ahc,urlsession,curl,curl-courier-options,swift-loop"
 
@@ -211,7 +211,8 @@ struct Run: ParsableCommand {
         var memory: [RunResult] = []
         if !skipMemory {
             let memoryClients = chosen.filter {
-                !$0.largeBodiesOnly && $0.name != "courier-executor" && $0.name != "curl-courier-options"
+                !$0.largeBodiesOnly && $0.name != "courier-executor" && $0.name != "courier-metrics"
+                    && $0.name != "curl-courier-options"
                     && $0.name != "swift-loop"
             }
             for client in memoryClients {

@@ -19,8 +19,8 @@ struct Report {
     let loadAverages: (before: String, after: String)
 
     static let clientOrder = [
-        "curl", "curl-courier-options", "swift-loop", "courier", "courier-executor", "courier-stream", "ahc",
-        "urlsession",
+        "curl", "curl-courier-options", "swift-loop", "courier", "courier-executor", "courier-metrics",
+        "courier-stream", "ahc", "urlsession",
     ]
 
     struct Summary {
@@ -74,7 +74,8 @@ struct Report {
             - Clients: each run is its own process pinned to CPU \(clientCPU), clients interleaved within each cell.
               Connection limit = concurrency. courier = `Session.send` (buffered, default middleware, no logger);
               courier-stream = `Session.stream`, chunks discarded; courier-executor = `Session.send` from tasks that
-              prefer the transport's loop as task executor (`CurlTransport.executor`); ahc = AsyncHTTPClient, 1 event-loop thread,
+              prefer the transport's loop as task executor (`CurlTransport.executor`); courier-metrics = courier with
+              swift-prometheus as the session's metrics backend (scraped once at the end); ahc = AsyncHTTPClient, 1 event-loop thread,
               HTTP/2 allowed; urlsession = FoundationNetworking `URLSession.data(from:)`; curl = C driving libcurl multi
               directly, easy handles reused, body discarded (the floor); curl-courier-options = the same C loop doing per
               request what Courier asks of libcurl (easy reset, the same options and header list, a header callback,
