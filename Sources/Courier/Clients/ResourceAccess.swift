@@ -65,7 +65,10 @@ public final class ResourceAccess: Sendable {
     /// - Parameter configuration: The configuration.
     /// - Throws: ``CourierError/Kind/invalidConfiguration`` when the transport's security is not
     ///   secured, or the resource gateway or the authorization server is not HTTPS to a host
-    ///   of its trust set — nothing would be allowed to carry a token there.
+    ///   of its trust set — nothing would be allowed to carry a token there; also for a
+    ///   `client_secret_jwt` client without a secret, a client whose method the authorization
+    ///   server's ``AuthorizationServer/supportedClientAuthentications`` does not list, and
+    ///   client Basic for anonymous requests with a device client that signs assertions.
     public convenience init(configuration: Configuration) throws {
         try self.init(
             configuration: configuration,
