@@ -98,6 +98,7 @@ let package = Package(
                 .product(name: "CourierTesting", package: "courier"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             path: "Benchmarks/CourierMicro",

@@ -8,6 +8,8 @@
 // - `Session.send.observe.metrics`: a metrics backend whose handlers do nothing: what Courier
 //   itself spends per request once metrics are on (dimension lookup, two clock reads, the
 //   transport gauges), without any backend's cost.
+// - `Session.send.observe.prometheus`: swift-prometheus as the backend: Courier's cost plus a
+//   real backend's (a histogram and a counter per request).
 // - `Session.send.observe.tracing`: a tracer whose spans do not record (as for a request that
 //   is sampled out): two spans, trace context injected into the request's header fields.
 // - `Session.send.observe.tracing.recorded`: a tracer whose spans record their attributes
@@ -17,6 +19,7 @@ import CoreMetrics
 import Courier
 import Foundation
 import HTTPTypes
+import Prometheus
 import Synchronization
 import Tracing
 
@@ -157,6 +160,7 @@ func registerObservabilityBenchmarks() {
             }
         ),
         ("metrics", { $0.metricsFactory = DiscardingMetrics() }),
+        ("prometheus", { $0.metricsFactory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()) }),
         ("tracing", { $0.tracer = DiscardingTracer() }),
         ("tracing.recorded", { $0.tracer = RecordingTracer() }),
     ]
