@@ -39,15 +39,10 @@ struct HTTPClientSemantics: Sendable {
             guard let close = rest.firstIndex(of: UInt8(ascii: "]")) else { return (String(Substring(rest)), nil) }
             let host = rest[rest.index(after: rest.startIndex)..<close]
             let after = rest[rest.index(after: close)...]
-            return (String(Substring(host)), after.first == UInt8(ascii: ":") ? port(after.dropFirst()) : nil)
+            return (String(Substring(host)), after.first == UInt8(ascii: ":") ? Int(Substring(after.dropFirst())) : nil)
         }
         guard let colon = rest.lastIndex(of: UInt8(ascii: ":")) else { return (String(Substring(rest)), nil) }
-        return (String(Substring(rest[..<colon])), port(rest[rest.index(after: colon)...]))
-    }
-
-    /// A port number written in decimal, or `nil`.
-    private static func port(_ digits: Substring.UTF8View) -> Int? {
-        Int(Substring(digits))
+        return (String(Substring(rest[..<colon])), Int(Substring(rest[rest.index(after: colon)...])))
     }
 
     /// `url.full` without user information, query or fragment, which may carry secrets.

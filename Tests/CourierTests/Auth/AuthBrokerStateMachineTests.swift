@@ -97,6 +97,9 @@ import Testing
             guard case .use(let token) = machine.tokenRequested(now: late) else { throw Unexpected() }
             #expect(token.token.accessToken == "a")
         }
+        // Callers read it without the actor, until it expires.
+        #expect(machine.fastPathToken?.token.token.accessToken == "a")
+        #expect(machine.fastPathToken?.renewAt == start.addingTimeInterval(600))
         // Once the token has expired, callers wait for the renewal.
         for _ in 0..<100 {
             guard case .join(let id) = machine.tokenRequested(now: start.addingTimeInterval(600)) else {

@@ -126,15 +126,29 @@ extension TokenBroker {
         }
 
         /// The token a caller may use without asking the actor, and until when: `nil` while
-        /// the store is unread, the current token was rejected, or a renewal is in flight.
+        /// the store is unread, the current token was rejected, or a renewal is in flight that
+        /// callers must wait for (one that is not ahead of expiry).
         ///
         /// While the machine backs off, a token inside its leeway is served until the next
         /// attempt is due (or the token expires, whichever comes first).
         var fastPathToken: (token: BrokeredToken, renewAt: Date)? {
-            guard isLoaded, operation == nil, let token, rejectedVersion != version else { return nil }
+            guard isLoaded, let token, rejectedVersion != version else { return nil }
+            if operation != nil {
+                // A renewal ahead of expiry: the current token serves until it expires.
+                guard let kept = tokenKeptDuringRenewal else { return nil }
+                return (BrokeredToken(token: kept, version: version), kept.expiresAt ?? .distantFuture)
+            }
             var renewAt = token.renewalDate(leeway: leeway) ?? .distantFuture
             if let retryAt, retryAt > renewAt { renewAt = min(retryAt, token.expiresAt ?? retryAt) }
             return (BrokeredToken(token: token, version: version), renewAt)
+        }
+
+        /// The token callers keep while a renewal ahead of expiry (inside the leeway) runs: it
+        /// is good until it expires, however long the renewal (or the shared store it first
+        /// waits for) takes. `nil` when no such renewal runs or the token was rejected.
+        private var tokenKeptDuringRenewal: OAuth2Token? {
+            guard operation?.kind == .renew(.expired), let token, rejectedVersion != version else { return nil }
+            return token
         }
 
         // MARK: Events
@@ -142,12 +156,8 @@ extension TokenBroker {
         /// A caller wants a token.
         mutating func tokenRequested(now: Date) -> TokenAction {
             if let operation {
-                // A renewal ahead of expiry (inside the leeway) does not hold callers up: the
-                // current token is good until it expires, however long the renewal (or the
-                // shared store it first waits for) takes.
-                if operation.kind == .renew(.expired), let token, rejectedVersion != version, !token.hasExpired(at: now)
-                {
-                    return .use(BrokeredToken(token: token, version: version))
+                if let kept = tokenKeptDuringRenewal, !kept.hasExpired(at: now) {
+                    return .use(BrokeredToken(token: kept, version: version))
                 }
                 return .join(operation.id)
             }
