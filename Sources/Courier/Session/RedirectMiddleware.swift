@@ -52,6 +52,10 @@ struct RedirectMiddleware: Middleware {
     }
 
     /// Follows the redirect `response` answered `request` with, and every one after it.
+    ///
+    /// Never inlined: its state would otherwise enlarge the async frame of the innermost step,
+    /// which every request in flight holds while it waits for its transfer.
+    @inline(never)
     func follow(
         _ response: Response,
         of request: HTTPRequest,

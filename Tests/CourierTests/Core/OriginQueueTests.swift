@@ -4,8 +4,10 @@ import Testing
 
 @testable import Courier
 
-/// Transfers beyond 64 per allowed connection wait in their origin's queue without an easy
-/// handle (CurlOriginSlots); they start in order, can be cancelled, and time out there.
+/// Transfers beyond two per allowed connection (64 at an origin that answered over HTTP/2) wait
+/// in their origin's queue without an easy handle (CurlOriginSlots); they start in order, can be
+/// cancelled, and time out there. The tests over HTTP/1.1 allow 32 connections: 64 transfers
+/// hold a handle.
 @Suite(.timeLimit(.minutes(2)))
 struct OriginQueueTests {
     private func sendAll(_ session: Session, _ path: String, count: Int) -> Task<[Result<Int, any Error>], Never> {
@@ -27,7 +29,7 @@ struct OriginQueueTests {
 
     @Test func transfersBeyondTheLimitWaitWithoutAnEasyHandleAndCancel() async throws {
         let env = try await TestServers.shared()
-        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1, proxy: .none))
+        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 32, proxy: .none))
         let session = Session(configuration: .init(baseURL: env.nginxHTTP), transport: transport)
         let requests = sendAll(session, "/stall?seconds=30", count: 150)
         try await waitUntil(timeout: .seconds(20)) { transport.statistics.queuedTransfers == 86 }
@@ -48,7 +50,7 @@ struct OriginQueueTests {
 
     @Test func everyQueuedTransferCompletes() async throws {
         let env = try await TestServers.shared()
-        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1, proxy: .none))
+        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 32, proxy: .none))
         let session = Session(configuration: .init(baseURL: env.nginxHTTP), transport: transport)
         let results = await sendAll(session, "/bytes/1k", count: 500).value
         #expect(results.count == 500)
@@ -60,7 +62,7 @@ struct OriginQueueTests {
 
     @Test func cancellingMostOfTheQueueKeepsTheRestInOrder() async throws {
         let env = try await TestServers.shared()
-        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1, proxy: .none))
+        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 32, proxy: .none))
         let session = Session(configuration: .init(baseURL: env.nginxHTTP), transport: transport)
         let blockers = sendAll(session, "/stall?seconds=30", count: 64)
         try await waitUntil(timeout: .seconds(20)) { transport.statistics.activeTransfers == 64 }
@@ -85,7 +87,7 @@ struct OriginQueueTests {
 
     @Test func timeInTheQueueCountsTowardsTheTimeout() async throws {
         let env = try await TestServers.shared()
-        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1, proxy: .none))
+        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 32, proxy: .none))
         let patient = Session(configuration: .init(baseURL: env.nginxHTTP, timeout: nil), transport: transport)
         let hurried = Session(
             configuration: .init(baseURL: env.nginxHTTP, timeout: .milliseconds(500)),
@@ -106,6 +108,51 @@ struct OriginQueueTests {
         _ = await blockers.value
         await patient.shutdown()
         await hurried.shutdown()
+        await transport.shutdown()
+    }
+    @Test func anHTTP1OriginGivesTwoTransfersPerConnectionAHandle() async throws {
+        let env = try await TestServers.shared()
+        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1, proxy: .none))
+        let session = Session(configuration: .init(baseURL: env.nginxHTTP), transport: transport)
+        #expect(try await session.send(HTTPRequest(method: .get, path: "/bytes/1k")).data.count == 1024)
+        let requests = sendAll(session, "/stall?seconds=30", count: 50)
+        try await waitUntil(timeout: .seconds(20)) { transport.statistics.queuedTransfers == 48 }
+        #expect(transport.statistics.activeTransfers == 2)
+        #expect(transport.statistics.easyHandles == 2)
+        requests.cancel()
+        let results = await requests.value
+        #expect(results.allSatisfy { if case .failure(let error) = $0 { error is CancellationError } else { false } })
+        #expect(transport.statistics.queuedTransfers == 0)
+        await session.shutdown()
+        await transport.shutdown()
+    }
+
+    /// A cold origin counts as HTTP/1 (two transfers per connection); once a response shows it
+    /// speaks HTTP/2, the waiting transfers get the 64 slots of a multiplexed connection at once.
+    @Test func anOriginThatAnswersOverHTTP2GetsSixtyFourTransfersPerConnection() async throws {
+        let env = try await TestServers.shared()
+        let transport = CurlTransport(
+            configuration: .init(maximumConnectionsPerHost: 1, proxy: .none, trustedCertificateBundlePath: env.caBundle)
+        )
+        let session = Session(configuration: .init(baseURL: env.nginxHTTPS), transport: transport)
+        // The first two are answered after a second; the rest wait until then.
+        let first = sendAll(session, "/late?seconds=1", count: 2)
+        try await waitUntil(timeout: .seconds(20)) { transport.statistics.activeTransfers == 2 }
+        let requests = sendAll(session, "/stall?seconds=30", count: 100)
+        try await waitUntil(timeout: .seconds(20)) { transport.statistics.queuedTransfers == 100 }
+        #expect(transport.statistics.activeTransfers == 2)
+
+        let firstResults = await first.value
+        #expect(firstResults.allSatisfy { (try? $0.get()) == 5 })
+        try await waitUntil(timeout: .seconds(20)) { transport.statistics.activeTransfers == 64 }
+        #expect(transport.statistics.queuedTransfers == 36)
+
+        requests.cancel()
+        _ = await requests.value
+        #expect(transport.statistics.queuedTransfers == 0)
+        let probe = try await session.send(HTTPRequest(method: .get, path: "/bytes/1k"))
+        #expect(probe.metrics?.httpVersion == .http2)
+        await session.shutdown()
         await transport.shutdown()
     }
 }

@@ -2,7 +2,8 @@ import Testing
 
 @testable import Courier
 
-/// The receive buffer follows what an origin has sent lately (CurlOriginSlots).
+/// The receive buffer follows what an origin has sent lately, and the transfers that may hold
+/// an easy handle follow the protocol it speaks (CurlOriginSlots).
 struct OriginSlotsTests {
     @Test func largeBodiesEarnALargerReceiveBufferAndSmallOnesTakeItBack() {
         let slots = CurlOriginSlots()
@@ -20,5 +21,16 @@ struct OriginSlotsTests {
         slots.record(bodyBytes: 8 << 30)  // counted as at most 64 MiB
         for _ in 0..<16 { slots.record(bodyBytes: 512) }
         #expect(slots.receiveBufferSize == 16 << 10)
+    }
+
+    @Test func anOriginCountsAsHTTP1UntilAResponseShowsItMultiplexes() {
+        let slots = CurlOriginSlots()
+        #expect(slots.transferLimit(connections: 8) == 16)
+        slots.learnMultiplexing(version: 0)  // no head: nothing learnt
+        slots.learnMultiplexing(version: 2)  // CURL_HTTP_VERSION_1_1
+        #expect(slots.transferLimit(connections: 8) == 16)
+        slots.learnMultiplexing(version: 3)  // CURL_HTTP_VERSION_2_0
+        #expect(slots.transferLimit(connections: 8) == 512)
+        #expect(slots.transferLimit(connections: 0) == .max)
     }
 }

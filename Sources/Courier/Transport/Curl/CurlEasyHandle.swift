@@ -57,6 +57,14 @@ final class CurlEasyHandle {
         errorBuffer.deallocate()
     }
 
+    /// The HTTP version of the handle's last response (`CURLINFO_HTTP_VERSION`, a
+    /// `CURL_HTTP_VERSION_*` value; `0` before any).
+    var httpVersion: Int {
+        var value = 0
+        _ = ccurl_easy_getinfo_long(pointer, CURLINFO_HTTP_VERSION, &value)
+        return value
+    }
+
     /// The text libcurl left in the error buffer.
     var errorText: String { String(cString: errorBuffer) }
 

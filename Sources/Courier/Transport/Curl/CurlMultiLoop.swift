@@ -61,10 +61,10 @@ final class CurlMultiLoop: @unchecked Sendable {
     private var idleHandles: [CurlEasyHandle] = []
     private let maximumIdleHandles = 256
 
-    /// Transfers per origin that may hold an easy handle at once (64 per allowed
-    /// connection: enough to keep every connection and HTTP/2 stream busy). The rest wait
-    /// in their origin's ``CurlOriginSlots`` without a handle.
-    private let transfersPerOrigin: Int
+    /// The connections allowed per origin (`0`: no limit); with ``CurlOriginSlots`` they
+    /// bound the transfers of an origin that hold an easy handle at once. The rest wait in
+    /// their origin's queue without a handle.
+    private let connectionsPerOrigin: Int
     private var origins: [String: CurlOriginSlots] = [:]
     /// The earliest deadline among queued transfers, if any has one.
     private var queueDeadline: ContinuousClock.Instant?
@@ -73,7 +73,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         CurlMultiLoop.globalInit
         self.configuration = configuration
         let connections = configuration.maximumConnectionsPerHost
-        self.transfersPerOrigin = connections > 0 ? connections * 64 : .max
+        self.connectionsPerOrigin = max(0, connections)
         guard let multi = curl_multi_init() else {
             preconditionFailure("curl_multi_init failed: out of memory")
         }
@@ -226,7 +226,7 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     private func start(_ transfer: CurlTransfer) {
         let slots = slots(for: transfer.origin)
-        switch transfer.start(hasSlot: slots.attached < transfersPerOrigin) {
+        switch transfer.start(hasSlot: slots.attached < slots.transferLimit(connections: connectionsPerOrigin)) {
         case .attach:
             transfer.slots = slots
             slots.attached += 1
@@ -294,19 +294,20 @@ final class CurlMultiLoop: @unchecked Sendable {
         return slots
     }
 
-    /// Frees a slot of an origin and hands it to the oldest transfer waiting there.
+    /// Frees a slot of an origin and hands the free slots to the oldest transfers waiting
+    /// there (more than one when the origin has just turned out to multiplex).
     private func release(_ slots: CurlOriginSlots?) {
         guard let slots else { return }
         slots.attached -= 1
-        while let next = slots.dequeue() {
+        let limit = slots.transferLimit(connections: connectionsPerOrigin)
+        while slots.attached < limit, let next = slots.dequeue() {
             guard next.slotGranted() else {  // cancelled or timed out while waiting
                 slots.departedEntryDequeued()
                 continue
             }
             queuedCount.wrappingSubtract(1, ordering: .relaxed)
             slots.attached += 1
-            if attach(next) { break }
-            slots.attached -= 1
+            if !attach(next) { slots.attached -= 1 }
         }
     }
 
@@ -403,9 +404,13 @@ final class CurlMultiLoop: @unchecked Sendable {
             return
         }
         transfer.complete(code)
+        if let slots = transfer.slots {
+            slots.record(bodyBytes: transfer.receivedBytes)
+            // Any response tells, a failed one too: the version is known once a head arrived.
+            if !slots.isMultiplexed { slots.learnMultiplexing(version: handle.httpVersion) }
+        }
         transfer.detach(after: code)
         recycle(handle)
-        transfer.slots?.record(bodyBytes: transfer.receivedBytes)
         release(transfer.slots)
     }
 

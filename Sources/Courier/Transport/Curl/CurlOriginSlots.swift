@@ -1,10 +1,13 @@
+internal import CCurlShim
+
 /// What a ``CurlMultiLoop`` keeps per origin (`scheme://authority`): how many transfers hold
-/// an easy handle, those waiting, in order, for one of them to end, and how large the
-/// origin's responses have been lately.
+/// an easy handle, those waiting, in order, for one of them to end, whether the origin
+/// multiplexes, and how large its responses have been lately.
 ///
 /// libcurl queues transfers beyond its connection limits itself, but each of them already
-/// holds an easy handle (about 13 KB). Waiting here costs only the transfer, so ten thousand
-/// requests in flight do not mean ten thousand easy handles.
+/// holds an easy handle and, once it asks for a connection, its receive buffer (about 20 KB
+/// together). Waiting here costs only the transfer, so ten thousand requests in flight do
+/// not mean ten thousand easy handles.
 ///
 /// Loop thread only, and not `Sendable`: only the loop and its transfers hold one.
 final class CurlOriginSlots {
@@ -12,6 +15,27 @@ final class CurlOriginSlots {
     var attached = 0
     private var waiting: [CurlTransfer] = []
     private var head = 0
+
+    /// Whether the origin answered over HTTP/2 or HTTP/3, where a connection carries many
+    /// transfers at once.
+    private(set) var isMultiplexed = false
+
+    /// The most transfers of the origin that may hold an easy handle, with `connections`
+    /// allowed (`0`: no limit). Over HTTP/1 a connection carries one transfer at a time, so
+    /// two per connection — the one on it and the next, ready the moment it ends — keep
+    /// every connection busy; a multiplexed connection gets 64, enough for its streams. Until
+    /// the origin has answered, it counts as HTTP/1: a burst at a cold origin then holds few
+    /// handles, and an HTTP/2 origin gets the rest as soon as its first response ends.
+    func transferLimit(connections: Int) -> Int {
+        guard connections > 0 else { return .max }
+        return connections * (isMultiplexed ? 64 : 2)
+    }
+
+    /// Learns from the HTTP version of a response (`CURLINFO_HTTP_VERSION`) whether the
+    /// origin multiplexes.
+    func learnMultiplexing(version: Int) {
+        if version == Int(CURL_HTTP_VERSION_2_0) || version == Int(CURL_HTTP_VERSION_3) { isMultiplexed = true }
+    }
 
     /// A moving average of the response body bytes of the origin's recent transfers.
     private var recentBodyBytes = 0

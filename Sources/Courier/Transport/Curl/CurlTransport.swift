@@ -30,9 +30,10 @@ public final class CurlTransport: Transport {
         /// Without a limit, a burst of a thousand HTTPS requests on a fresh transport opens
         /// hundreds of TLS connections at once and many time out in the handshake.
         ///
-        /// The limit also bounds memory: at most 64 transfers per allowed connection hold a
-        /// libcurl easy handle at once; further ones wait in a queue of their origin, in
-        /// order, and their time there counts towards their total timeout.
+        /// The limit also bounds memory: per allowed connection, at most two transfers (the
+        /// one on it and the next) hold a libcurl easy handle at once, or 64 once the origin
+        /// has answered over HTTP/2; further ones wait in a queue of their origin, in order,
+        /// and their time there counts towards their total timeout.
         public var maximumConnectionsPerHost: Int
         /// The most connections in all; `0` means no limit.
         public var maximumConnections: Int
@@ -84,9 +85,9 @@ public final class CurlTransport: Transport {
     struct Statistics: Sendable, Hashable {
         /// Transfers that hold an easy handle: started, not waiting in a queue, not yet ended.
         var activeTransfers: Int
-        /// Transfers waiting for a slot at their origin, without an easy handle yet: at most
-        /// 64 transfers per allowed connection (``Configuration/maximumConnectionsPerHost``)
-        /// hold one at a time.
+        /// Transfers waiting for a slot at their origin, without an easy handle yet: per
+        /// allowed connection (``Configuration/maximumConnectionsPerHost``), two transfers
+        /// hold one at a time, 64 at an origin that answered over HTTP/2.
         var queuedTransfers: Int
         /// Easy handles alive, in use or kept for reuse.
         var easyHandles: Int
