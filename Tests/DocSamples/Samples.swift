@@ -869,7 +869,7 @@ func sample_TheCourierCommand_1() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 1
 func sample_TransfersAndTasks_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 48)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 49)
     let sizes = try await session.withTransportExecutor {
         try await withThrowingTaskGroup(of: Int.self) { group in
             for id in 1...100 {
@@ -886,7 +886,7 @@ func sample_TransfersAndTasks_1() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 2
 func sample_TransfersAndTasks_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 104)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 105)
     let task = session.task(for: HTTPRequest(method: .get, path: "/video.mp4"))
     Task {
         for await event in task.events {
@@ -906,7 +906,7 @@ func sample_TransfersAndTasks_2() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 3
 func sample_TransfersAndTasks_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 126)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 127)
     let upload = session.task(
         for: HTTPRequest(method: .put, path: "/backups/db.tar"),
         body: try .file(atPath: "/var/backups/db.tar")

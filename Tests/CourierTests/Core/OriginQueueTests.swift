@@ -127,32 +127,38 @@ struct OriginQueueTests {
         await transport.shutdown()
     }
 
-    /// A cold origin counts as HTTP/1 (two transfers per connection); once a response shows it
-    /// speaks HTTP/2, the waiting transfers get the 64 slots of a multiplexed connection at once.
-    @Test func anOriginThatAnswersOverHTTP2GetsSixtyFourTransfersPerConnection() async throws {
+    /// An HTTPS origin may negotiate HTTP/2: until a response tells, it gets the 64 slots of a
+    /// multiplexed connection, and keeps them once HTTP/2 is seen; one that answers over
+    /// HTTP/1.1 drops to two per connection.
+    @Test func anHTTPSOriginKeepsSixtyFourTransfersPerConnectionOverHTTP2Only() async throws {
         let env = try await TestServers.shared()
-        let transport = CurlTransport(
-            configuration: .init(maximumConnectionsPerHost: 1, proxy: .none, trustedCertificateBundlePath: env.caBundle)
-        )
-        let session = Session(configuration: .init(baseURL: env.nginxHTTPS), transport: transport)
-        // The first two are answered after a second; the rest wait until then.
-        let first = sendAll(session, "/late?seconds=1", count: 2)
-        try await waitUntil(timeout: .seconds(20)) { transport.statistics.activeTransfers == 2 }
-        let requests = sendAll(session, "/stall?seconds=30", count: 100)
-        try await waitUntil(timeout: .seconds(20)) { transport.statistics.queuedTransfers == 100 }
-        #expect(transport.statistics.activeTransfers == 2)
+        for allowsHTTP2 in [true, false] {
+            let transport = CurlTransport(
+                configuration: .init(
+                    maximumConnectionsPerHost: 1,
+                    proxy: .none,
+                    trustedCertificateBundlePath: env.caBundle,
+                    allowsHTTP2: allowsHTTP2
+                )
+            )
+            let session = Session(configuration: .init(baseURL: env.nginxHTTPS), transport: transport)
+            let cold = sendAll(session, "/stall?seconds=30", count: 100)
+            try await waitUntil(timeout: .seconds(20)) { transport.statistics.queuedTransfers == 36 }
+            #expect(transport.statistics.activeTransfers == 64)
+            cold.cancel()
+            _ = await cold.value
 
-        let firstResults = await first.value
-        #expect(firstResults.allSatisfy { (try? $0.get()) == 5 })
-        try await waitUntil(timeout: .seconds(20)) { transport.statistics.activeTransfers == 64 }
-        #expect(transport.statistics.queuedTransfers == 36)
-
-        requests.cancel()
-        _ = await requests.value
-        #expect(transport.statistics.queuedTransfers == 0)
-        let probe = try await session.send(HTTPRequest(method: .get, path: "/bytes/1k"))
-        #expect(probe.metrics?.httpVersion == .http2)
-        await session.shutdown()
-        await transport.shutdown()
+            let probe = try await session.send(HTTPRequest(method: .get, path: "/bytes/1k"))
+            #expect(probe.metrics?.httpVersion == (allowsHTTP2 ? .http2 : .http1_1))
+            let attached = allowsHTTP2 ? 64 : 2
+            let warm = sendAll(session, "/stall?seconds=30", count: 100)
+            try await waitUntil(timeout: .seconds(20)) { transport.statistics.queuedTransfers == 100 - attached }
+            #expect(transport.statistics.activeTransfers == attached)
+            warm.cancel()
+            _ = await warm.value
+            #expect(transport.statistics.queuedTransfers == 0)
+            await session.shutdown()
+            await transport.shutdown()
+        }
     }
 }

@@ -289,7 +289,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     private func slots(for origin: String) -> CurlOriginSlots {
         if let slots = origins[origin] { return slots }
         if origins.count >= 64 { origins = origins.filter { !$0.value.isIdle } }
-        let slots = CurlOriginSlots()
+        let slots = CurlOriginSlots(secure: origin.hasPrefix("https:"))
         origins[origin] = slots
         return slots
     }
@@ -407,7 +407,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         if let slots = transfer.slots {
             slots.record(bodyBytes: transfer.receivedBytes)
             // Any response tells, a failed one too: the version is known once a head arrived.
-            if !slots.isMultiplexed { slots.learnMultiplexing(version: handle.httpVersion) }
+            slots.learnMultiplexing(version: handle.httpVersion)
         }
         transfer.detach(after: code)
         recycle(handle)

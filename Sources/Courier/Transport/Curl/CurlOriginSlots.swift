@@ -17,24 +17,36 @@ final class CurlOriginSlots {
     private var head = 0
 
     /// Whether the origin answered over HTTP/2 or HTTP/3, where a connection carries many
-    /// transfers at once.
-    private(set) var isMultiplexed = false
+    /// transfers at once: `nil` until a response shows it.
+    private(set) var isMultiplexed: Bool?
+
+    /// Whether the origin is reached over TLS, where HTTP/2 may be negotiated.
+    private let isSecure: Bool
+
+    init(secure: Bool) {
+        isSecure = secure
+    }
 
     /// The most transfers of the origin that may hold an easy handle, with `connections`
     /// allowed (`0`: no limit). Over HTTP/1 a connection carries one transfer at a time, so
     /// two per connection — the one on it and the next, ready the moment it ends — keep
     /// every connection busy; a multiplexed connection gets 64, enough for its streams. Until
-    /// the origin has answered, it counts as HTTP/1: a burst at a cold origin then holds few
-    /// handles, and an HTTP/2 origin gets the rest as soon as its first response ends.
+    /// the origin has answered, an HTTPS origin counts as multiplexed (it may negotiate
+    /// HTTP/2, and long-lived requests must not wait for a first response to end) and a
+    /// plain HTTP one as HTTP/1 (Courier speaks HTTP/2 over TLS only).
     func transferLimit(connections: Int) -> Int {
         guard connections > 0 else { return .max }
-        return connections * (isMultiplexed ? 64 : 2)
+        return connections * (isMultiplexed ?? isSecure ? 64 : 2)
     }
 
-    /// Learns from the HTTP version of a response (`CURLINFO_HTTP_VERSION`) whether the
-    /// origin multiplexes.
+    /// Learns from the HTTP version of a response (`CURLINFO_HTTP_VERSION`; `0`, no response
+    /// head, teaches nothing) whether the origin multiplexes.
     func learnMultiplexing(version: Int) {
-        if version == Int(CURL_HTTP_VERSION_2_0) || version == Int(CURL_HTTP_VERSION_3) { isMultiplexed = true }
+        switch version {
+        case Int(CURL_HTTP_VERSION_2_0), Int(CURL_HTTP_VERSION_3): isMultiplexed = true
+        case Int(CURL_HTTP_VERSION_1_0), Int(CURL_HTTP_VERSION_1_1): isMultiplexed = false
+        default: break
+        }
     }
 
     /// A moving average of the response body bytes of the origin's recent transfers.

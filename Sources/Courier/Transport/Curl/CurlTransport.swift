@@ -31,9 +31,10 @@ public final class CurlTransport: Transport {
         /// hundreds of TLS connections at once and many time out in the handshake.
         ///
         /// The limit also bounds memory: per allowed connection, at most two transfers (the
-        /// one on it and the next) hold a libcurl easy handle at once, or 64 once the origin
-        /// has answered over HTTP/2; further ones wait in a queue of their origin, in order,
-        /// and their time there counts towards their total timeout.
+        /// one on it and the next) hold a libcurl easy handle at once over HTTP/1, 64 over
+        /// HTTP/2 (an HTTPS origin counts as HTTP/2 until it answers); further ones wait in a
+        /// queue of their origin, in order, and their time there counts towards their total
+        /// timeout.
         public var maximumConnectionsPerHost: Int
         /// The most connections in all; `0` means no limit.
         public var maximumConnections: Int
@@ -87,7 +88,7 @@ public final class CurlTransport: Transport {
         var activeTransfers: Int
         /// Transfers waiting for a slot at their origin, without an easy handle yet: per
         /// allowed connection (``Configuration/maximumConnectionsPerHost``), two transfers
-        /// hold one at a time, 64 at an origin that answered over HTTP/2.
+        /// hold one at a time over HTTP/1, 64 over HTTP/2.
         var queuedTransfers: Int
         /// Easy handles alive, in use or kept for reuse.
         var easyHandles: Int
