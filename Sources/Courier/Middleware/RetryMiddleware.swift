@@ -40,10 +40,12 @@ struct RetryMiddleware: Middleware {
     }
 
     /// Sends the request again until it succeeds, the policy or the budget says stop, or the
-    /// task is cancelled.
+    /// task is cancelled. Never inlined: its state would enlarge the frame that every request
+    /// in flight holds, retried or not.
     ///
     /// - Parameter outcome: What the first attempt gave: a response with a retried status, or
     ///   an error.
+    @inline(never)
     private func retry(
         _ request: HTTPRequest,
         body: RequestBody?,
