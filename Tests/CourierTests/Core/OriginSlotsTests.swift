@@ -6,7 +6,7 @@ import Testing
 /// an easy handle follow the protocol it speaks (CurlOriginSlots).
 struct OriginSlotsTests {
     @Test func largeBodiesEarnALargerReceiveBufferAndSmallOnesTakeItBack() {
-        let slots = CurlOriginSlots(secure: false)
+        let slots = CurlOriginSlots(secure: false, connections: 8)
         #expect(slots.receiveBufferSize == 16 << 10)  // nothing known yet: curl's default
         slots.record(bodyBytes: 1 << 20)
         #expect(slots.receiveBufferSize == 128 << 10)
@@ -17,24 +17,24 @@ struct OriginSlotsTests {
     }
 
     @Test func oneHugeBodyDoesNotPinTheLargeBufferForever() {
-        let slots = CurlOriginSlots(secure: false)
+        let slots = CurlOriginSlots(secure: false, connections: 8)
         slots.record(bodyBytes: 8 << 30)  // counted as at most 64 MiB
         for _ in 0..<16 { slots.record(bodyBytes: 512) }
         #expect(slots.receiveBufferSize == 16 << 10)
     }
 
     @Test func aPlainOriginCountsAsHTTP1AndATLSOneAsMultiplexedUntilAResponseTells() {
-        let plain = CurlOriginSlots(secure: false)
-        #expect(plain.transferLimit(connections: 8) == 16)
-        plain.learnMultiplexing(version: 0)  // no head: nothing learnt
-        #expect(plain.transferLimit(connections: 8) == 16)
-        plain.learnMultiplexing(version: 3)  // CURL_HTTP_VERSION_2_0
-        #expect(plain.transferLimit(connections: 8) == 512)
+        let plain = CurlOriginSlots(secure: false, connections: 8)
+        #expect(plain.transferLimit == 16)
+        plain.learnMultiplexing(.unknown)  // no head: nothing learnt
+        #expect(plain.transferLimit == 16)
+        plain.learnMultiplexing(.http2)
+        #expect(plain.transferLimit == 512)
 
-        let secure = CurlOriginSlots(secure: true)
-        #expect(secure.transferLimit(connections: 8) == 512)
-        secure.learnMultiplexing(version: 2)  // CURL_HTTP_VERSION_1_1
-        #expect(secure.transferLimit(connections: 8) == 16)
-        #expect(secure.transferLimit(connections: 0) == .max)
+        let secure = CurlOriginSlots(secure: true, connections: 8)
+        #expect(secure.transferLimit == 512)
+        secure.learnMultiplexing(.http1_1)
+        #expect(secure.transferLimit == 16)
+        #expect(CurlOriginSlots(secure: true, connections: 0).transferLimit == .max)
     }
 }

@@ -57,12 +57,18 @@ final class CurlEasyHandle {
         errorBuffer.deallocate()
     }
 
-    /// The HTTP version of the handle's last response (`CURLINFO_HTTP_VERSION`, a
-    /// `CURL_HTTP_VERSION_*` value; `0` before any).
-    var httpVersion: Int {
+    /// The HTTP version of the handle's last response (`CURLINFO_HTTP_VERSION`); `.unknown`
+    /// before a response head arrived.
+    var httpVersion: Response.Metrics.HTTPVersion {
         var value = 0
         _ = ccurl_easy_getinfo_long(pointer, CURLINFO_HTTP_VERSION, &value)
-        return value
+        return switch value {
+        case Int(CURL_HTTP_VERSION_1_0): .http1_0
+        case Int(CURL_HTTP_VERSION_1_1): .http1_1
+        case Int(CURL_HTTP_VERSION_2_0): .http2
+        case Int(CURL_HTTP_VERSION_3): .http3
+        default: .unknown
+        }
     }
 
     /// The text libcurl left in the error buffer.

@@ -61,10 +61,6 @@ final class CurlMultiLoop: @unchecked Sendable {
     private var idleHandles: [CurlEasyHandle] = []
     private let maximumIdleHandles = 256
 
-    /// The connections allowed per origin (`0`: no limit); with ``CurlOriginSlots`` they
-    /// bound the transfers of an origin that hold an easy handle at once. The rest wait in
-    /// their origin's queue without a handle.
-    private let connectionsPerOrigin: Int
     private var origins: [String: CurlOriginSlots] = [:]
     /// The earliest deadline among queued transfers, if any has one.
     private var queueDeadline: ContinuousClock.Instant?
@@ -72,8 +68,6 @@ final class CurlMultiLoop: @unchecked Sendable {
     init(configuration: CurlTransport.Configuration) {
         CurlMultiLoop.globalInit
         self.configuration = configuration
-        let connections = configuration.maximumConnectionsPerHost
-        self.connectionsPerOrigin = max(0, connections)
         guard let multi = curl_multi_init() else {
             preconditionFailure("curl_multi_init failed: out of memory")
         }
@@ -226,7 +220,7 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     private func start(_ transfer: CurlTransfer) {
         let slots = slots(for: transfer.origin)
-        switch transfer.start(hasSlot: slots.attached < slots.transferLimit(connections: connectionsPerOrigin)) {
+        switch transfer.start(hasSlot: slots.attached < slots.transferLimit) {
         case .attach:
             transfer.slots = slots
             slots.attached += 1
@@ -289,7 +283,10 @@ final class CurlMultiLoop: @unchecked Sendable {
     private func slots(for origin: String) -> CurlOriginSlots {
         if let slots = origins[origin] { return slots }
         if origins.count >= 64 { origins = origins.filter { !$0.value.isIdle } }
-        let slots = CurlOriginSlots(secure: origin.hasPrefix("https:"))
+        let slots = CurlOriginSlots(
+            secure: origin.hasPrefix("https:"),
+            connections: configuration.maximumConnectionsPerHost
+        )
         origins[origin] = slots
         return slots
     }
@@ -299,8 +296,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     private func release(_ slots: CurlOriginSlots?) {
         guard let slots else { return }
         slots.attached -= 1
-        let limit = slots.transferLimit(connections: connectionsPerOrigin)
-        while slots.attached < limit, let next = slots.dequeue() {
+        while slots.attached < slots.transferLimit, let next = slots.dequeue() {
             guard next.slotGranted() else {  // cancelled or timed out while waiting
                 slots.departedEntryDequeued()
                 continue
@@ -407,7 +403,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         if let slots = transfer.slots {
             slots.record(bodyBytes: transfer.receivedBytes)
             // Any response tells, a failed one too: the version is known once a head arrived.
-            slots.learnMultiplexing(version: handle.httpVersion)
+            slots.learnMultiplexing(handle.httpVersion)
         }
         transfer.detach(after: code)
         recycle(handle)

@@ -1,5 +1,3 @@
-internal import CCurlShim
-
 /// What a ``CurlMultiLoop`` keeps per origin (`scheme://authority`): how many transfers hold
 /// an easy handle, those waiting, in order, for one of them to end, whether the origin
 /// multiplexes, and how large its responses have been lately.
@@ -22,30 +20,33 @@ final class CurlOriginSlots {
 
     /// Whether the origin is reached over TLS, where HTTP/2 may be negotiated.
     private let isSecure: Bool
+    /// The connections allowed to the origin (`0`: no limit).
+    private let connections: Int
 
-    init(secure: Bool) {
+    init(secure: Bool, connections: Int) {
         isSecure = secure
+        self.connections = max(0, connections)
     }
 
-    /// The most transfers of the origin that may hold an easy handle, with `connections`
-    /// allowed (`0`: no limit). Over HTTP/1 a connection carries one transfer at a time, so
-    /// two per connection — the one on it and the next, ready the moment it ends — keep
-    /// every connection busy; a multiplexed connection gets 64, enough for its streams. Until
-    /// the origin has answered, an HTTPS origin counts as multiplexed (it may negotiate
-    /// HTTP/2, and long-lived requests must not wait for a first response to end) and a
-    /// plain HTTP one as HTTP/1 (Courier speaks HTTP/2 over TLS only).
-    func transferLimit(connections: Int) -> Int {
+    /// The most transfers of the origin that may hold an easy handle. Over HTTP/1 a
+    /// connection carries one transfer at a time, so two per connection — the one on it and
+    /// the next, ready the moment it ends — keep every connection busy; a multiplexed
+    /// connection gets 64, enough for its streams. Until the origin has answered, an HTTPS
+    /// origin counts as multiplexed (it may negotiate HTTP/2, and long-lived requests must not
+    /// wait for a first response to end) and a plain HTTP one as HTTP/1 (Courier speaks
+    /// HTTP/2 over TLS only).
+    var transferLimit: Int {
         guard connections > 0 else { return .max }
         return connections * (isMultiplexed ?? isSecure ? 64 : 2)
     }
 
-    /// Learns from the HTTP version of a response (`CURLINFO_HTTP_VERSION`; `0`, no response
-    /// head, teaches nothing) whether the origin multiplexes.
-    func learnMultiplexing(version: Int) {
+    /// Learns from the HTTP version of a response whether the origin multiplexes; `.unknown`
+    /// (no response head) teaches nothing.
+    func learnMultiplexing(_ version: Response.Metrics.HTTPVersion) {
         switch version {
-        case Int(CURL_HTTP_VERSION_2_0), Int(CURL_HTTP_VERSION_3): isMultiplexed = true
-        case Int(CURL_HTTP_VERSION_1_0), Int(CURL_HTTP_VERSION_1_1): isMultiplexed = false
-        default: break
+        case .http2, .http3: isMultiplexed = true
+        case .http1_0, .http1_1: isMultiplexed = false
+        case .unknown: break
         }
     }
 

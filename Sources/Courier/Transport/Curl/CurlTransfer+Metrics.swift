@@ -3,7 +3,8 @@ internal import CCurlShim
 extension CurlTransfer {
     /// What libcurl measured of the transfer (loop thread, while the handle is attached).
     func metrics() -> Response.Metrics? {
-        guard let easy else { return nil }
+        guard let handle else { return nil }
+        let easy = handle.pointer
         func time(_ info: CURLINFO) -> Duration {
             var value: Int64 = 0
             _ = ccurl_easy_getinfo_off_t(easy, info, &value)
@@ -19,14 +20,6 @@ extension CurlTransfer {
             _ = ccurl_easy_getinfo_long(easy, info, &value)
             return value
         }
-        let version: Response.Metrics.HTTPVersion =
-            switch long(CURLINFO_HTTP_VERSION) {
-            case Int(CURL_HTTP_VERSION_1_0): .http1_0
-            case Int(CURL_HTTP_VERSION_1_1): .http1_1
-            case Int(CURL_HTTP_VERSION_2_0): .http2
-            case Int(CURL_HTTP_VERSION_3): .http3
-            default: .unknown
-            }
         return Response.Metrics(
             nameLookup: time(CURLINFO_NAMELOOKUP_TIME_T),
             connect: time(CURLINFO_CONNECT_TIME_T),
@@ -35,7 +28,7 @@ extension CurlTransfer {
             total: time(CURLINFO_TOTAL_TIME_T),
             bytesSent: offT(CURLINFO_SIZE_UPLOAD_T),
             bytesReceived: offT(CURLINFO_SIZE_DOWNLOAD_T),
-            httpVersion: version,
+            httpVersion: handle.httpVersion,
             isConnectionReused: long(CURLINFO_NUM_CONNECTS) == 0
         )
     }
