@@ -33,29 +33,37 @@ let streamed = options.mode == "stream"
 // completion resumes its caller on the loop thread without a hop to the cooperative pool.
 let executor: (any TaskExecutor)? = options.mode == "executor" ? transport.executor : nil
 
-await LoadRunner.run(client: "courier", options: options, executor: executor) {
-    do {
-        let request = HTTPRequest(method: .get, path: path)
-        if streamed {
-            let response = try await session.stream(request)
-            var bytes = 0
-            for try await chunk in response.body { bytes += chunk.count }
-            return RequestOutcome(
-                bytes: bytes,
-                status: response.status.code,
-                httpVersion: response.metrics?.httpVersion.rawValue
-            )
+// One closure per mode, the response turned into an outcome by a plain function: the closure's
+// async frame, which every request in flight keeps, holds little more than the response.
+func oneRequest(streamed: Bool) -> @Sendable () async -> RequestOutcome {
+    if streamed {
+        return {
+            do {
+                let response = try await session.stream(HTTPRequest(method: .get, path: path))
+                var bytes = 0
+                for try await chunk in response.body { bytes += chunk.count }
+                return outcome(of: response, bytes: bytes)
+            } catch {
+                return RequestOutcome(bytes: 0, status: 0, error: "\(error)")
+            }
         }
-        let response = try await session.send(request)
-        return RequestOutcome(
-            bytes: response.data.count,
-            status: response.status.code,
-            httpVersion: response.metrics?.httpVersion.rawValue
-        )
-    } catch {
-        return RequestOutcome(bytes: 0, status: 0, error: "\(error)")
+    }
+    return {
+        do {
+            let response = try await session.send(HTTPRequest(method: .get, path: path))
+            return outcome(of: response, bytes: response.data.count)
+        } catch {
+            return RequestOutcome(bytes: 0, status: 0, error: "\(error)")
+        }
     }
 }
+
+@inline(never)
+func outcome(of response: Response, bytes: Int) -> RequestOutcome {
+    RequestOutcome(bytes: bytes, status: response.status.code, httpVersion: response.metrics?.httpVersion.rawValue)
+}
+
+await LoadRunner.run(client: "courier", options: options, executor: executor, send: oneRequest(streamed: streamed))
 await session.shutdown()
 await transport.shutdown()
 if options.mode == "metrics" {

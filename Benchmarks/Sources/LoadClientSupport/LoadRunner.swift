@@ -113,6 +113,20 @@ struct PhaseResult: Sendable {
     var latenciesNanos: [UInt64] = []
     var httpVersion: String?
     var firstError: String?
+
+    /// Counts one request that took `nanos`, as an error when it failed or its body is not
+    /// the `expect` bytes (any size when negative).
+    @inline(never)
+    mutating func record(_ outcome: RequestOutcome, nanos: UInt64, expect: Int, latency: Bool) {
+        completed += 1
+        bytes += outcome.bytes
+        if outcome.status != 200 || (expect >= 0 && outcome.bytes != expect) || outcome.error != nil {
+            errors += 1
+            if firstError == nil { firstError = outcome.error ?? "status \(outcome.status), \(outcome.bytes) bytes" }
+        }
+        if httpVersion == nil { httpVersion = outcome.httpVersion }
+        if latency { latenciesNanos.append(nanos) }
+    }
 }
 
 /// The per-phase request budget, shared by the workers.
@@ -146,24 +160,16 @@ struct PhaseRunner: Sendable {
         let expect = options.expectBytes
         let send = self.send
         let executor = self.executor
-        // One worker: sends requests until the budget runs out.
+        // One worker: sends requests until the budget runs out. The bookkeeping is a plain
+        // function, so the worker's async frame — which every request in flight keeps — holds
+        // only what crosses the await.
         let worker: @Sendable () async -> PhaseResult = {
             var mine = PhaseResult()
             if recordLatency { mine.latenciesNanos.reserveCapacity(min(requests / workers + 1, 1 << 20)) }
             while budget.take() {
                 let begin = monotonicNanos()
                 let outcome = await send()
-                let end = monotonicNanos()
-                mine.completed += 1
-                mine.bytes += outcome.bytes
-                if outcome.status != 200 || (expect >= 0 && outcome.bytes != expect) || outcome.error != nil {
-                    mine.errors += 1
-                    if mine.firstError == nil {
-                        mine.firstError = outcome.error ?? "status \(outcome.status), \(outcome.bytes) bytes"
-                    }
-                }
-                if mine.httpVersion == nil { mine.httpVersion = outcome.httpVersion }
-                if recordLatency { mine.latenciesNanos.append(end &- begin) }
+                mine.record(outcome, nanos: monotonicNanos() &- begin, expect: expect, latency: recordLatency)
             }
             return mine
         }

@@ -8,24 +8,99 @@ public import Logging
 /// ``CourierError/Kind/userNotAuthenticated``.
 public struct MiddlewareContext: Sendable {
     /// The id of the ``NetworkTask`` (or plain `send`) this request belongs to.
-    public let taskID: NetworkTask.ID
+    public var taskID: NetworkTask.ID { storage.taskID }
     /// The attempt number, starting at 1. A middleware that restarts a request increases it.
-    public var attempt: Int
+    public var attempt: Int {
+        get { storage.attempt }
+        set { unique().attempt = newValue }
+    }
     /// Where middleware logs. It logs nothing unless the caller passed a logger.
-    public var logger: Logger
+    public var logger: Logger {
+        get { storage.logger }
+        set { unique().logger = newValue }
+    }
     /// The transfer options; a middleware may change them for the rest of the pipeline.
-    public var options: TransferOptions
+    public var options: TransferOptions {
+        get { storage.options }
+        _modify { yield &unique().options }
+    }
     /// The transfer's control: progress and suspend/resume.
-    public let control: TransferControl
+    public var control: TransferControl { storage.control }
     /// The retry policy of this request, or `nil` for the session's
     /// ``Session/Configuration/retryPolicy``; a request's ``ResourceRequest/retryPolicy``.
-    public var retryPolicy: RetryPolicy?
+    public var retryPolicy: RetryPolicy? {
+        get { storage.retryPolicy }
+        set { unique().retryPolicy = newValue }
+    }
     /// The token of a user-bound request on a session every user shares: which broker the
     /// credential middleware asks, and the user it belongs to, kept in memory while the
     /// request runs. `nil` on sessions whose credential middleware holds its own broker.
-    var userCredential: UserCredential?
+    var userCredential: UserCredential? {
+        get { storage.userCredential }
+        set { unique().userCredential = newValue }
+    }
     /// The transfers of the request so far, counted while it is traced; `nil` otherwise.
-    var transfers: TransferCount?
+    var transfers: TransferCount? {
+        get { storage.transfers }
+        set { unique().transfers = newValue }
+    }
+
+    /// The values, shared by copies until one of them changes. Every async frame of the
+    /// chain that may send the request again keeps its context; a reference keeps each of
+    /// those eight bytes instead of the whole, which is what a request in flight holds.
+    private var storage: Storage
+
+    /// The storage, first copied when another context shares it.
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
+    /// Changed only through a context that holds the sole reference (``unique()``), so no
+    /// two tasks ever see one instance change.
+    private final class Storage: @unchecked Sendable {
+        let taskID: NetworkTask.ID
+        var attempt: Int
+        var logger: Logger
+        var options: TransferOptions
+        let control: TransferControl
+        var retryPolicy: RetryPolicy?
+        var userCredential: UserCredential?
+        var transfers: TransferCount?
+
+        init(
+            taskID: NetworkTask.ID,
+            attempt: Int,
+            logger: Logger,
+            options: TransferOptions,
+            control: TransferControl,
+            retryPolicy: RetryPolicy?,
+            userCredential: UserCredential? = nil,
+            transfers: TransferCount? = nil
+        ) {
+            self.taskID = taskID
+            self.attempt = attempt
+            self.logger = logger
+            self.options = options
+            self.control = control
+            self.retryPolicy = retryPolicy
+            self.userCredential = userCredential
+            self.transfers = transfers
+        }
+
+        func copy() -> Storage {
+            Storage(
+                taskID: taskID,
+                attempt: attempt,
+                logger: logger,
+                options: options,
+                control: control,
+                retryPolicy: retryPolicy,
+                userCredential: userCredential,
+                transfers: transfers
+            )
+        }
+    }
 
     /// Creates a context.
     ///
@@ -44,12 +119,14 @@ public struct MiddlewareContext: Sendable {
         control: TransferControl,
         retryPolicy: RetryPolicy? = nil
     ) {
-        self.taskID = taskID
-        self.attempt = attempt
-        self.logger = logger
-        self.options = options
-        self.control = control
-        self.retryPolicy = retryPolicy
+        storage = Storage(
+            taskID: taskID,
+            attempt: attempt,
+            logger: logger,
+            options: options,
+            control: control,
+            retryPolicy: retryPolicy
+        )
     }
 
     /// Creates a context with the session's retry policy.

@@ -172,36 +172,55 @@ public actor Session {
             return makeObservedPipeline(configuration, retryBudget: retryBudget, transport: transport, instruments)
         }
         let redirects = RedirectMiddleware(security: transport.security, approval: configuration.shouldFollowRedirect)
-        let next =
-            if let curl = transport as? CurlTransport {
-                innermost(curl, redirects: redirects)
-            } else {
-                innermost(transport, redirects: redirects)
-            }
-        return fold(configuration.middlewares(retryBudget: retryBudget), around: next)
+        return fold(
+            configuration.middlewares(retryBudget: retryBudget),
+            around: innermost(transport, redirects: redirects)
+        )
     }
 
     /// The transport call and the redirect check in one frame; only a redirect goes further.
-    /// Generic so that the default transport is called directly, without an existential's
-    /// witness in between: one async frame fewer in every request in flight.
-    private static func innermost<T: Transport>(_ transport: T, redirects: RedirectMiddleware) -> Middleware.Next {
-        let send: Middleware.Next = { request, body, context in
-            try await transport.execute(request, body: body, options: context.options, control: context.control)
+    ///
+    /// The steps of the chain are closures made here and in ``fold(_:around:)``, outside any
+    /// generic context, and call the default transport and the session's retry step directly:
+    /// a closure made inside a generic function is entered through a reabstraction thunk, an
+    /// existential through a witness thunk, and in an async call each thunk is one more frame
+    /// that every request in flight keeps.
+    private static func innermost(_ transport: any Transport, redirects: RedirectMiddleware) -> Middleware.Next {
+        if let curl = transport as? CurlTransport {
+            return { request, body, context in
+                try await transfer(request, body: body, context: context, over: curl, redirects: redirects)
+            }
         }
         return { request, body, context in
-            let response = try await transport.execute(
-                request,
-                body: body,
-                options: context.options,
-                control: context.control
-            )
-            guard RedirectMiddleware.isRedirect(response, options: context.options) else { return response }
-            return try await redirects.follow(response, of: request, body: body, context: context, send: send)
+            try await transfer(request, body: body, context: context, over: transport, redirects: redirects)
         }
     }
 
-    /// Wraps `innermost` in `middlewares`, the first outermost. The session's own retry step
-    /// is called directly, like the default transport in ``innermost(_:redirects:)``.
+    /// Sends `request` over `transport`, following a redirect response as `redirects` allows.
+    @inline(__always)
+    private static func transfer<T: Transport>(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        context: MiddlewareContext,
+        over transport: T,
+        redirects: RedirectMiddleware
+    ) async throws -> Response {
+        let response = try await transport.execute(
+            request,
+            body: body,
+            options: context.options,
+            control: context.control
+        )
+        guard RedirectMiddleware.isRedirect(response, options: context.options) else { return response }
+        return try await redirects.follow(response, of: request, body: body, context: context) {
+            request,
+            body,
+            context in
+            try await transport.execute(request, body: body, options: context.options, control: context.control)
+        }
+    }
+
+    /// Wraps `innermost` in `middlewares`, the first outermost.
     private static func fold(
         _ middlewares: [any Middleware],
         around innermost: @escaping Middleware.Next
@@ -210,22 +229,18 @@ public actor Session {
     {
         var next = innermost
         for middleware in middlewares.reversed() {
-            next =
-                if let retry = middleware as? RetryMiddleware {
-                    wrap(retry, around: next)
-                } else {
-                    wrap(middleware, around: next)
+            let tail = next
+            if let retry = middleware as? RetryMiddleware {
+                next = { request, body, context in
+                    try await retry.intercept(request, body: body, context: context, next: tail)
                 }
+            } else {
+                next = { request, body, context in
+                    try await middleware.intercept(request, body: body, context: context, next: tail)
+                }
+            }
         }
         return next
-    }
-
-    /// `tail` behind `middleware`.
-    private static func wrap<M: Middleware>(_ middleware: M, around tail: @escaping Middleware.Next) -> Middleware.Next
-    {
-        { request, body, context in
-            try await middleware.intercept(request, body: body, context: context, next: tail)
-        }
     }
 
     /// The pipeline of ``makePipeline(_:retryBudget:transport:instruments:)`` with metrics and
@@ -271,24 +286,33 @@ public actor Session {
     ) async throws -> Response {
         let snapshot = startRequest()
         defer { requestEnded() }
-        let context = MiddlewareContext(
+        // Only the endpoint is kept across the await besides what the chain is called with: a
+        // request's frames live in its task's allocator, whose slabs hold ≈ 1 KB, and every
+        // request in flight holds a slab for each frame that does not fit the rest of the last.
+        let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
+        do {
+            var response = try await snapshot.pipeline(
+                try prepare(request, snapshot: snapshot),
+                body,
+                Self.context(of: snapshot, logger: logger)
+            )
+            response.endpoint = endpoint
+            return response
+        } catch {
+            throw failure(error, method: endpoint.method, target: endpoint.target)
+        }
+    }
+
+    /// The context of a plain request; made apart so that its parts stay out of the caller's
+    /// async frame.
+    @inline(never)
+    private static func context(of snapshot: Snapshot, logger: Logger?) -> MiddlewareContext {
+        MiddlewareContext(
             taskID: .next(),
-            logger: logger ?? Self.silentLogger,
+            logger: logger ?? silentLogger,
             options: snapshot.configuration.transferOptions(),
             control: .none
         )
-        // One async frame from the caller to the chain, keeping only the method and path across
-        // it: a request's frames live in its task's allocator, and once they outgrow its first
-        // slab every request in flight pays for a second (≈ 1 KB each, measured with 10,000).
-        let method = request.method
-        let target = request.path ?? "/"
-        do {
-            var response = try await snapshot.pipeline(try prepare(request, snapshot: snapshot), body, context)
-            response.endpoint = ResponseEndpoint(method: method, target: target)
-            return response
-        } catch {
-            throw failure(error, method: method, target: target)
-        }
     }
 
     /// Sends a request with the endpoint a ``ResourceRequest`` names, buffered or streamed.

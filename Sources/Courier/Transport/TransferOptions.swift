@@ -24,7 +24,10 @@ public struct TransferOptions: Sendable, Hashable {
     /// its head when streamed (a streamed body is bounded by ``stallTimeout`` instead, so a
     /// long download is not cut off while it moves). A transfer past it fails with
     /// ``CourierError/Kind/timedOut``.
-    public var deadline: ContinuousClock.Instant?
+    public var deadline: ContinuousClock.Instant? {
+        get { deadlineOffset.map(Self.reference.advanced(by:)) }
+        set { deadlineOffset = newValue.map(Self.reference.duration(to:)) }
+    }
     /// The longest the transfer may go without moving a byte in either direction once the
     /// response head has arrived, or `nil` for no limit; a paused stream (its consumer is
     /// behind) does not count as stalled. A transfer that stalls fails with
@@ -36,6 +39,15 @@ public struct TransferOptions: Sendable, Hashable {
     public var maximumRedirects: Int
     /// Whether upload and download progress is reported to the ``TransferControl``.
     public var reportsProgress: Bool
+
+    /// ``deadline`` as its distance from ``reference``. `ContinuousClock.Instant` has no fixed
+    /// layout outside the standard library, and a stored one would give these options, the
+    /// ``MiddlewareContext`` holding them and every async frame holding that none either:
+    /// each copy a call through the type's value witnesses, each frame a second allocation.
+    private var deadlineOffset: Duration?
+
+    /// The instant deadlines are stored relative to, taken once per process.
+    private static let reference = ContinuousClock.now
 
     /// Creates transfer options.
     ///
@@ -56,7 +68,7 @@ public struct TransferOptions: Sendable, Hashable {
     ) {
         self.responseBody = responseBody
         self.connectTimeout = connectTimeout
-        self.deadline = deadline
+        self.deadlineOffset = deadline.map(Self.reference.duration(to:))
         self.stallTimeout = stallTimeout
         self.maximumRedirects = maximumRedirects
         self.reportsProgress = reportsProgress

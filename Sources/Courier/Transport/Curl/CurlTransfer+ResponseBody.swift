@@ -41,8 +41,7 @@ extension CurlTransfer {
 
     /// Hands the head and a body stream to the caller.
     func openStream() {
-        guard case .streamed(let bufferBytes) = options.responseBody, let continuation else { return }
-        self.continuation = nil
+        guard case .streamed(let bufferBytes) = options.responseBody, continuation != nil else { return }
         let stream = ResponseBodyStream(
             highWater: bufferBytes,
             onDrained: { [weak self, loop] in
@@ -58,8 +57,6 @@ extension CurlTransfer {
         // The deadline bounds a stream until its head; from here the stall timeout bounds it.
         if let easy { _ = ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, 0) }
         let responseHead = HTTPResponse(status: .standard(code: head.statusCode), headerFields: head.fields)
-        continuation.resume(
-            returning: Response(head: responseHead, body: Response.Body(stream: .init(stream)), metrics: metrics())
-        )
+        hand(Response(head: responseHead, body: Response.Body(stream: .init(stream)), metrics: metrics()))
     }
 }

@@ -37,7 +37,13 @@ final class CurlTransfer: @unchecked Sendable {
     /// Response body bytes received (after decoding).
     var receivedBytes = 0
 
-    var continuation: UnsafeContinuation<Response, any Error>?
+    /// Who waits for the response: resumed once, by ``hand(_:)`` or with an error.
+    var continuation: UnsafeContinuation<Void, any Error>?
+    /// The response between ``hand(_:)`` on the loop thread and ``takeResponse()`` in the caller,
+    /// which reads it only after the continuation resumed. The continuation carries no value:
+    /// a `Response` result would cost a result buffer in each async frame between the caller
+    /// and the continuation, and every request in flight keeps those frames.
+    private var handedResponse: Response?
     /// The easy handle while the transfer is attached to the loop.
     var handle: CurlEasyHandle?
     var easy: UnsafeMutableRawPointer? { handle?.pointer }
@@ -248,10 +254,26 @@ final class CurlTransfer: @unchecked Sendable {
             if control.observesProgress, let received = metrics?.bytesReceived {
                 reportedProgress.finish(received: received, to: control)
             }
-            let response = Response(head: responseHead, body: Response.Body(data), metrics: metrics)
-            continuation?.resume(returning: response)
-            continuation = nil
+            hand(Response(head: responseHead, body: Response.Body(data), metrics: metrics))
         }
+    }
+
+    /// Gives the caller its response: the continuation's only success.
+    func hand(_ response: Response) {
+        guard let continuation else { return }
+        self.continuation = nil
+        handedResponse = response
+        continuation.resume()
+    }
+
+    /// The response ``hand(_:)`` gave, once the continuation resumed without an error.
+    @inline(never)
+    func takeResponse() -> Response {
+        guard let response = handedResponse else {
+            preconditionFailure("a transfer's continuation resumed without a response")
+        }
+        handedResponse = nil
+        return response
     }
 
     /// Fails the transfer for a reason of the loop's; nothing when it ended already.

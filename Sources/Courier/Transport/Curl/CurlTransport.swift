@@ -156,14 +156,15 @@ public final class CurlTransport: Transport {
         control: TransferControl
     ) async throws -> Response {
         let transfer = try CurlTransfer(request: request, body: body, options: options, control: control, loop: loop)
-        return try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { continuation in
+        try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 transfer.continuation = continuation
                 loop.perform(.start(transfer))
             }
         } onCancel: {
             loop.perform(.cancel(transfer))
         }
+        return transfer.takeResponse()
     }
 
     /// Fails the transfers in flight with ``CourierError/Kind/shutDown``, frees every curl handle
