@@ -22,10 +22,9 @@ struct RetryMiddleware: Middleware {
         context: MiddlewareContext,
         next: Next
     ) async throws -> Response {
-        let policy = context.retryPolicy ?? self.policy
-        guard policy.maximumAttempts > 1 else { return try await next(request, body, context) }
-        budget.recordRequest()
-        guard policy.allowsRetries(of: request, body: body) else { return try await next(request, body, context) }
+        guard let policy = policy(retrying: request, body: body, context: context) else {
+            return try await next(request, body, context)
+        }
         // The first attempt here, so that a request that is not retried costs this frame only.
         let first: Result<Response, any Error>
         do {
@@ -37,6 +36,17 @@ struct RetryMiddleware: Middleware {
         }
         // Handed over, not kept: a dropped response must not outlive its retry in this frame.
         return try await retry(request, body: body, context: context, policy: policy, after: consume first, next: next)
+    }
+
+    /// The policy `request` is sent under when it may be sent again, counted in the budget
+    /// when its policy retries at all; `nil` when it is sent once. Never inlined, so that its
+    /// work stays out of the async frame every request in flight keeps.
+    @inline(never)
+    private func policy(retrying request: HTTPRequest, body: RequestBody?, context: MiddlewareContext) -> RetryPolicy? {
+        let policy = context.retryPolicy ?? self.policy
+        guard policy.maximumAttempts > 1 else { return nil }
+        budget.recordRequest()
+        return policy.allowsRetries(of: request, body: body) ? policy : nil
     }
 
     /// Sends the request again until it succeeds, the policy or the budget says stop, or the

@@ -285,22 +285,37 @@ public actor Session {
         logger: Logger? = nil
     ) async throws -> Response {
         let snapshot = startRequest()
-        defer { requestEnded() }
-        // Only the endpoint is kept across the await besides what the chain is called with: a
-        // request's frames live in its task's allocator, whose slabs hold ≈ 1 KB, and every
-        // request in flight holds a slab for each frame that does not fit the rest of the last.
+        // Only the endpoint is kept across the await besides what the chain is called with, and
+        // the work before and after it is done in functions of their own: a request's frames
+        // live in its task's allocator, whose slabs hold ≈ 1 KB, and every request in flight
+        // holds a slab for each frame that does not fit the rest of the last.
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
         do {
-            var response = try await snapshot.pipeline(
+            let response = try await snapshot.pipeline(
                 try prepare(request, snapshot: snapshot),
                 body,
                 Self.context(of: snapshot, logger: logger)
             )
-            response.endpoint = endpoint
-            return response
+            return ended(response, endpoint: endpoint)
         } catch {
-            throw failure(error, method: endpoint.method, target: endpoint.target)
+            throw ended(error, endpoint: endpoint)
         }
+    }
+
+    /// The response of a request that ended, with its endpoint; the request counted out.
+    @inline(never)
+    private nonisolated func ended(_ response: Response, endpoint: ResponseEndpoint) -> Response {
+        requestEnded()
+        var response = response
+        response.endpoint = endpoint
+        return response
+    }
+
+    /// What the failure of a request that ended becomes; the request counted out.
+    @inline(never)
+    private nonisolated func ended(_ error: any Error, endpoint: ResponseEndpoint) -> any Error {
+        requestEnded()
+        return failure(error, method: endpoint.method, target: endpoint.target)
     }
 
     /// The context of a plain request; made apart so that its parts stay out of the caller's
@@ -349,6 +364,7 @@ public actor Session {
 
     /// What a request's failure becomes: a ``CourierError`` learns the request's endpoint and,
     /// on a client's session, the kind of request.
+    @inline(never)
     nonisolated func failure(_ error: any Error, method: HTTPRequest.Method, target: String) -> any Error {
         guard let error = error as? CourierError else { return error }
         return tagged(error.with(endpoint: ResponseEndpoint(method: method, target: target).description))
@@ -493,6 +509,7 @@ public actor Session {
     }
 
     /// The snapshot a request starts with, the request counted in flight.
+    @inline(never)
     private nonisolated func startRequest() -> Snapshot {
         state.withLock { state in
             state.requestsInFlight += 1
@@ -501,6 +518,7 @@ public actor Session {
     }
 
     /// Counts a request out, and wakes whoever waits for none to be in flight.
+    @inline(never)
     private nonisolated func requestEnded() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.requestsInFlight -= 1
