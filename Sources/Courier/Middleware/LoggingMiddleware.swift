@@ -34,36 +34,73 @@ public struct LoggingMiddleware: Middleware {
         context: MiddlewareContext,
         next: Next
     ) async throws -> Response {
+        // The lines are made by functions of their own, and what the second needs from the
+        // first travels in one object: the async frame every request in flight keeps holds a
+        // reference, not the logger, the strings and the clock's instant.
+        let entry = logRequest(request, context: context)
+        do {
+            let response = try await next(request, body, context)
+            logResponse(response, of: entry)
+            return response
+        } catch {
+            logFailure(error, of: entry)
+            throw error
+        }
+    }
+
+    /// What the line of a response needs from the line of its request.
+    private final class Entry: Sendable {
+        let logger: Logger
+        let method: String
+        let target: String
+        let start = ContinuousClock.now
+
+        init(logger: Logger, method: String, target: String) {
+            self.logger = logger
+            self.method = method
+            self.target = target
+        }
+    }
+
+    /// Logs the request line (and its fields at `debug`).
+    @inline(never)
+    private func logRequest(_ request: HTTPRequest, context: MiddlewareContext) -> Entry {
         var logger = logger
         logger[metadataKey: "courier.task"] = "\(context.taskID)"
         logger[metadataKey: "courier.attempt"] = "\(context.attempt)"
-        let target = Redaction.url(of: request)
-        let method = request.method.rawValue
-        logger.log(level: level, "→ \(method) \(target)")
+        let entry = Entry(logger: logger, method: request.method.rawValue, target: Redaction.url(of: request))
+        logger.log(level: level, "→ \(entry.method) \(entry.target)")
         if logger.logLevel <= .debug {
             logger.debug("→ headers \(Redaction.fields(request.headerFields))")
         }
-        let start = ContinuousClock.now
-        do {
-            let response = try await next(request, body, context)
-            let elapsed = ContinuousClock.now - start
-            // A streamed body has not arrived yet: say so rather than count bytes that are to come.
-            let size =
-                response.body.isStreamed
-                ? "body streamed"
-                : "\(response.metrics?.bytesReceived ?? Int64(response.data.count)) bytes"
-            logger.log(
-                level: level,
-                "← \(method) \(target) \(response.status.code) in \(Redaction.milliseconds(elapsed)) ms, \(size)"
-            )
-            if logger.logLevel <= .debug {
-                logger.debug("← headers \(Redaction.fields(response.headerFields))")
-            }
-            return response
-        } catch {
-            let elapsed = ContinuousClock.now - start
-            logger.log(level: level, "✕ \(method) \(target) failed in \(Redaction.milliseconds(elapsed)) ms: \(error)")
-            throw error
+        return entry
+    }
+
+    /// Logs the response line (and its fields at `debug`).
+    @inline(never)
+    private func logResponse(_ response: Response, of entry: Entry) {
+        let elapsed = ContinuousClock.now - entry.start
+        // A streamed body has not arrived yet: say so rather than count bytes that are to come.
+        let size =
+            response.body.isStreamed
+            ? "body streamed"
+            : "\(response.metrics?.bytesReceived ?? Int64(response.data.count)) bytes"
+        entry.logger.log(
+            level: level,
+            "← \(entry.method) \(entry.target) \(response.status.code) in \(Redaction.milliseconds(elapsed)) ms, \(size)"
+        )
+        if entry.logger.logLevel <= .debug {
+            entry.logger.debug("← headers \(Redaction.fields(response.headerFields))")
         }
+    }
+
+    /// Logs the line of a request that failed.
+    @inline(never)
+    private func logFailure(_ error: any Error, of entry: Entry) {
+        let elapsed = ContinuousClock.now - entry.start
+        entry.logger.log(
+            level: level,
+            "✕ \(entry.method) \(entry.target) failed in \(Redaction.milliseconds(elapsed)) ms: \(error)"
+        )
     }
 }

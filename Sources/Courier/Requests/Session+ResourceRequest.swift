@@ -28,12 +28,7 @@ extension Session {
         credential: UserCredential?,
         logger: Logger?
     ) async throws -> Response {
-        let translated: (request: HTTPRequest, body: RequestBody?)
-        do {
-            translated = try resource.makeHTTPRequest()
-        } catch let error as CourierError {
-            throw tagged(error.with(endpoint: resource.endpoint.description))
-        }
+        let translated = try translate(resource)
         return try await send(
             translated.request,
             body: translated.body,
@@ -62,12 +57,7 @@ extension Session {
         credential: UserCredential?,
         logger: Logger?
     ) throws -> NetworkTask {
-        let translated: (request: HTTPRequest, body: RequestBody?)
-        do {
-            translated = try resource.makeHTTPRequest()
-        } catch let error as CourierError {
-            throw tagged(error.with(endpoint: resource.endpoint.description))
-        }
+        let translated = try translate(resource)
         return task(
             for: translated.request,
             body: translated.body,
@@ -76,5 +66,18 @@ extension Session {
             credential: credential,
             logger: logger
         )
+    }
+
+    /// The HTTP request and body of `resource`; bad input is a ``CourierError`` that names the
+    /// endpoint. Never inlined: what translating needs stays out of the async frame of the
+    /// request, which every request in flight keeps.
+    @inline(never)
+    private nonisolated func translate(_ resource: ResourceRequest) throws -> (request: HTTPRequest, body: RequestBody?)
+    {
+        do {
+            return try resource.makeHTTPRequest()
+        } catch let error as CourierError {
+            throw tagged(error.with(endpoint: resource.endpoint.description))
+        }
     }
 }

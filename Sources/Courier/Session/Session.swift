@@ -318,16 +318,28 @@ public actor Session {
         return failure(error, method: endpoint.method, target: endpoint.target)
     }
 
-    /// The context of a plain request; made apart so that its parts stay out of the caller's
-    /// async frame.
+    /// The context a request of ``send(_:body:logger:)`` or ``stream(_:body:logger:)`` starts
+    /// with; made apart so that its parts stay out of the caller's async frame.
     @inline(never)
-    private static func context(of snapshot: Snapshot, logger: Logger?) -> MiddlewareContext {
-        MiddlewareContext(
+    private static func context(
+        of snapshot: Snapshot,
+        logger: Logger?,
+        deadline: ContinuousClock.Instant? = nil,
+        retryPolicy: RetryPolicy? = nil,
+        streamed: Bool = false,
+        credential: UserCredential? = nil
+    ) -> MiddlewareContext {
+        var options = snapshot.configuration.transferOptions(deadline: deadline)
+        if streamed { options.responseBody = .streamed(bufferBytes: snapshot.configuration.streamBufferSize) }
+        var context = MiddlewareContext(
             taskID: .next(),
             logger: logger ?? silentLogger,
-            options: snapshot.configuration.transferOptions(),
-            control: .none
+            options: options,
+            control: .none,
+            retryPolicy: retryPolicy
         )
+        context.userCredential = credential
+        return context
     }
 
     /// Sends a request with the endpoint a ``ResourceRequest`` names, buffered or streamed.
@@ -342,23 +354,22 @@ public actor Session {
         logger: Logger?
     ) async throws -> Response {
         let snapshot = startRequest()
-        defer { requestEnded() }
-        var options = snapshot.configuration.transferOptions(deadline: deadline)
-        if streamed { options.responseBody = .streamed(bufferBytes: snapshot.configuration.streamBufferSize) }
-        var context = MiddlewareContext(
-            taskID: .next(),
-            logger: logger ?? Self.silentLogger,
-            options: options,
-            control: .none,
-            retryPolicy: retryPolicy
-        )
-        context.userCredential = credential
         do {
-            var response = try await snapshot.pipeline(try prepare(request, snapshot: snapshot), body, context)
-            response.endpoint = endpoint
-            return response
+            let response = try await snapshot.pipeline(
+                try prepare(request, snapshot: snapshot),
+                body,
+                Self.context(
+                    of: snapshot,
+                    logger: logger,
+                    deadline: deadline,
+                    retryPolicy: retryPolicy,
+                    streamed: streamed,
+                    credential: credential
+                )
+            )
+            return ended(response, endpoint: endpoint)
         } catch {
-            throw failure(error, method: endpoint.method, target: endpoint.target)
+            throw ended(error, endpoint: endpoint)
         }
     }
 

@@ -71,6 +71,31 @@ struct BearerTokenMiddleware: Middleware {
         guard response.status.code == 401, AuthenticationChallenge.asksForNewBearerToken(response.headerFields) else {
             return response
         }
+        return try await renew(
+            sent,
+            rejectedBy: response,
+            of: authorized,
+            from: broker,
+            body: body,
+            context: context,
+            next: next
+        )
+    }
+
+    /// Renews the token a 401 `response` rejected and sends `authorized` again with the new one,
+    /// or returns the response when resending would not help. Never inlined: its state would
+    /// enlarge the frame that every request in flight keeps, rejected or not.
+    @inline(never)
+    private func renew(
+        _ sent: BrokeredToken,
+        rejectedBy response: Response,
+        of authorized: HTTPRequest,
+        from broker: TokenBroker,
+        body: RequestBody?,
+        context: MiddlewareContext,
+        next: Next
+    ) async throws -> Response {
+        var authorized = authorized
         // A redirect to another origin left the token behind: that origin's 401 says nothing
         // about the token.
         guard response.isFromOrigin(of: authorized) else {

@@ -112,6 +112,20 @@ struct ChallengeMiddleware: Middleware {
     ) async throws -> Response {
         let response = try await next(request, body, context)
         guard response.status.code == 401 else { return response }
+        return try await answer(response, of: request, body: body, context: context, next: next)
+    }
+
+    /// Answers the challenge of a 401 `response`, or returns it when it cannot be answered.
+    /// Never inlined: its state would enlarge the frame that every request in flight keeps,
+    /// challenged or not.
+    @inline(never)
+    private func answer(
+        _ response: Response,
+        of request: HTTPRequest,
+        body: RequestBody?,
+        context: MiddlewareContext,
+        next: Next
+    ) async throws -> Response {
         let challenges = try AuthenticationChallenge.checkedChallenges(in: response.headerFields)
         guard let challenge = Self.strongest(challenges), body?.isReplayable ?? true else { return response }
         guard (try? policy.checkCredentialTarget(request)) != nil,
