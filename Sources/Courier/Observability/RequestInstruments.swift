@@ -38,13 +38,49 @@ final class RequestInstruments: Sendable {
     /// and records its duration and outcome.
     ///
     /// A span that does not record (sampled out) gets no attributes: only its context travels.
+    /// The work before and after the await is done by functions of their own, and what the end
+    /// needs from the start travels in one ``Observation``: the async frame every request in
+    /// flight keeps holds a reference, not the span, the semantics and the clock's instant.
     func observe(
         _ request: HTTPRequest,
         body: RequestBody?,
         context: MiddlewareContext,
         next: Middleware.Next
     ) async throws -> Response {
-        let start = ContinuousClock.now
+        let observation = begin(request, context: context)
+        do {
+            let response: Response
+            if let span = observation.span {
+                response = try await ServiceContext.withValue(span.context) {
+                    try await next(request, body, observation.context)
+                }
+            } else {
+                response = try await next(request, body, observation.context)
+            }
+            end(observation, with: response)
+            return response
+        } catch {
+            end(observation, failingWith: error)
+            throw error
+        }
+    }
+
+    /// One logical request under observation: what its end needs from its start, in a fixed
+    /// layout (its start as a distance from `ContinuousClock.reference`).
+    private struct Observation: Sendable {
+        let start: Duration
+        /// The request's context, counting transfers while it is traced.
+        let context: MiddlewareContext
+        let span: (any Span)?
+        let isRecording: Bool
+        /// The request's attributes, when metrics or a recording span need them.
+        let semantics: HTTPClientSemantics?
+    }
+
+    /// Starts observing `request`: its span, when traced, with the request's attributes.
+    @inline(never)
+    private func begin(_ request: HTTPRequest, context: MiddlewareContext) -> Observation {
+        let start = ContinuousClock.sinceReference
         metrics?.sampleTransport()
         var context = context
         if tracer != nil { context.transfers = TransferCount() }
@@ -60,36 +96,39 @@ final class RequestInstruments: Sendable {
         if isRecording, let span, let semantics {
             span.updateAttributes { $0.set(semantics, url: request) }
         }
-        do {
-            let response: Response
-            if let span {
-                response = try await ServiceContext.withValue(span.context) {
-                    try await next(request, body, context)
-                }
-            } else {
-                response = try await next(request, body, context)
-            }
-            let status = response.statusCode
-            let errorType = HTTPClientSemantics.errorType(status: status)
-            let version = HTTPClientSemantics.protocolVersion(response.metrics)
-            if let semantics {
-                record(semantics, status: status, errorType: errorType, version: version, since: start)
-            }
-            span?.end(status: status, errorType: errorType, version: version, isRecording: isRecording)
-            return response
-        } catch {
-            if let semantics {
-                record(
-                    semantics,
-                    status: nil,
-                    errorType: HTTPClientSemantics.errorType(error),
-                    version: nil,
-                    since: start
-                )
-            }
-            span?.end(failingWith: error)
-            throw error
+        return Observation(start: start, context: context, span: span, isRecording: isRecording, semantics: semantics)
+    }
+
+    /// Records the request's duration and status, and ends its span.
+    @inline(never)
+    private func end(_ observation: Observation, with response: Response) {
+        let status = response.statusCode
+        let errorType = HTTPClientSemantics.errorType(status: status)
+        let version = HTTPClientSemantics.protocolVersion(response.metrics)
+        if let semantics = observation.semantics {
+            record(semantics, status: status, errorType: errorType, version: version, since: observation.start)
         }
+        observation.span?.end(
+            status: status,
+            errorType: errorType,
+            version: version,
+            isRecording: observation.isRecording
+        )
+    }
+
+    /// Records the request's duration and failure, and ends its span as failed.
+    @inline(never)
+    private func end(_ observation: Observation, failingWith error: any Error) {
+        if let semantics = observation.semantics {
+            record(
+                semantics,
+                status: nil,
+                errorType: HTTPClientSemantics.errorType(error),
+                version: nil,
+                since: observation.start
+            )
+        }
+        observation.span?.end(failingWith: error)
     }
 
     private func record(
@@ -97,10 +136,10 @@ final class RequestInstruments: Sendable {
         status: Int?,
         errorType: String?,
         version: String?,
-        since start: ContinuousClock.Instant
+        since start: Duration
     ) {
         guard let metrics else { return }
-        let elapsed = (ContinuousClock.now - start).components
+        let elapsed = (ContinuousClock.sinceReference - start).components
         let nanoseconds = elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000
         let key = RequestMetrics.Key(
             method: semantics.method,
@@ -124,14 +163,36 @@ final class RequestInstruments: Sendable {
         guard let tracer else {
             return try await transport.execute(request, body: body, options: context.options, control: context.control)
         }
+        let (traced, span) = Self.startTransfer(request, context: context, tracer: tracer)
+        do {
+            let response = try await transport.execute(
+                traced,
+                body: body,
+                options: context.options,
+                control: context.control
+            )
+            Self.end(span, with: response)
+            return response
+        } catch {
+            span.end(failingWith: error)
+            throw error
+        }
+    }
+
+    /// The span of one transfer, and the request carrying its trace context.
+    @inline(never)
+    private static func startTransfer(
+        _ request: HTTPRequest,
+        context: MiddlewareContext,
+        tracer: any Tracer
+    ) -> (request: HTTPRequest, span: any Span) {
         let resends = context.transfers?.next() ?? 0
         let span = tracer.startSpan(
             HTTPClientSemantics.spanName(request.method),
             context: ServiceContext.current ?? .topLevel,
             ofKind: .client
         )
-        let isRecording = span.isRecording
-        if isRecording {
+        if span.isRecording {
             let semantics = HTTPClientSemantics(request)
             span.updateAttributes { attributes in
                 attributes.set(semantics, url: request)
@@ -140,25 +201,19 @@ final class RequestInstruments: Sendable {
         }
         var request = request
         tracer.inject(span.context, into: &request.headerFields, using: HTTPFieldsInjector())
-        do {
-            let response = try await transport.execute(
-                request,
-                body: body,
-                options: context.options,
-                control: context.control
-            )
-            let status = response.statusCode
-            span.end(
-                status: status,
-                errorType: HTTPClientSemantics.errorType(status: status),
-                version: HTTPClientSemantics.protocolVersion(response.metrics),
-                isRecording: isRecording
-            )
-            return response
-        } catch {
-            span.end(failingWith: error)
-            throw error
-        }
+        return (request, span)
+    }
+
+    /// Ends a transfer's span with the outcome of its response.
+    @inline(never)
+    private static func end(_ span: any Span, with response: Response) {
+        let status = response.statusCode
+        span.end(
+            status: status,
+            errorType: HTTPClientSemantics.errorType(status: status),
+            version: HTTPClientSemantics.protocolVersion(response.metrics),
+            isRecording: span.isRecording
+        )
     }
 }
 

@@ -25,8 +25,8 @@ public struct TransferOptions: Sendable, Hashable {
     /// long download is not cut off while it moves). A transfer past it fails with
     /// ``CourierError/Kind/timedOut``.
     public var deadline: ContinuousClock.Instant? {
-        get { deadlineOffset.map(Self.reference.advanced(by:)) }
-        set { deadlineOffset = newValue.map(Self.reference.duration(to:)) }
+        get { deadlineOffset.map(ContinuousClock.reference.advanced(by:)) }
+        set { deadlineOffset = newValue.map(ContinuousClock.reference.duration(to:)) }
     }
     /// The longest the transfer may go without moving a byte in either direction once the
     /// response head has arrived, or `nil` for no limit; a paused stream (its consumer is
@@ -40,14 +40,9 @@ public struct TransferOptions: Sendable, Hashable {
     /// Whether upload and download progress is reported to the ``TransferControl``.
     public var reportsProgress: Bool
 
-    /// ``deadline`` as its distance from ``reference``. `ContinuousClock.Instant` has no fixed
-    /// layout outside the standard library, and a stored one would give these options, the
-    /// ``MiddlewareContext`` holding them and every async frame holding that none either:
-    /// each copy a call through the type's value witnesses, each frame a second allocation.
+    /// ``deadline`` as its distance from `ContinuousClock.reference`, which keeps the layout of
+    /// these options, and of the ``MiddlewareContext`` and async frames holding them, fixed.
     private var deadlineOffset: Duration?
-
-    /// The instant deadlines are stored relative to, taken once per process.
-    private static let reference = ContinuousClock.now
 
     /// Creates transfer options.
     ///
@@ -68,7 +63,7 @@ public struct TransferOptions: Sendable, Hashable {
     ) {
         self.responseBody = responseBody
         self.connectTimeout = connectTimeout
-        self.deadlineOffset = deadline.map(Self.reference.duration(to:))
+        self.deadlineOffset = deadline.map(ContinuousClock.reference.duration(to:))
         self.stallTimeout = stallTimeout
         self.maximumRedirects = maximumRedirects
         self.reportsProgress = reportsProgress
