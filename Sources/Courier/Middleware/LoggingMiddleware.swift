@@ -35,8 +35,8 @@ public struct LoggingMiddleware: Middleware {
         next: Next
     ) async throws -> Response {
         // The lines are made by functions of their own, and what the second needs from the
-        // first travels in one object: the async frame every request in flight keeps holds a
-        // reference, not the logger, the strings and the clock's instant.
+        // first is one small value: the async frame every request in flight keeps holds that,
+        // not what making the lines takes.
         let entry = logRequest(request, context: context)
         do {
             let response = try await next(request, body, context)
@@ -48,18 +48,13 @@ public struct LoggingMiddleware: Middleware {
         }
     }
 
-    /// What the line of a response needs from the line of its request.
-    private final class Entry: Sendable {
+    /// What the line of a response needs from the line of its request, in a fixed layout (its
+    /// start as a distance from `ContinuousClock.reference`).
+    private struct Entry: Sendable {
         let logger: Logger
         let method: String
         let target: String
-        let start = ContinuousClock.now
-
-        init(logger: Logger, method: String, target: String) {
-            self.logger = logger
-            self.method = method
-            self.target = target
-        }
+        let start = ContinuousClock.sinceReference
     }
 
     /// Logs the request line (and its fields at `debug`).
@@ -79,7 +74,7 @@ public struct LoggingMiddleware: Middleware {
     /// Logs the response line (and its fields at `debug`).
     @inline(never)
     private func logResponse(_ response: Response, of entry: Entry) {
-        let elapsed = ContinuousClock.now - entry.start
+        let elapsed = ContinuousClock.sinceReference - entry.start
         // A streamed body has not arrived yet: say so rather than count bytes that are to come.
         let size =
             response.body.isStreamed
@@ -97,7 +92,7 @@ public struct LoggingMiddleware: Middleware {
     /// Logs the line of a request that failed.
     @inline(never)
     private func logFailure(_ error: any Error, of entry: Entry) {
-        let elapsed = ContinuousClock.now - entry.start
+        let elapsed = ContinuousClock.sinceReference - entry.start
         entry.logger.log(
             level: level,
             "✕ \(entry.method) \(entry.target) failed in \(Redaction.milliseconds(elapsed)) ms: \(error)"
