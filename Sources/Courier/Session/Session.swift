@@ -284,22 +284,8 @@ public actor Session {
         body: RequestBody? = nil,
         logger: Logger? = nil
     ) async throws -> Response {
-        let snapshot = startRequest()
-        // Only the endpoint is kept across the await besides what the chain is called with, and
-        // the work before and after it is done in functions of their own: a request's frames
-        // live in its task's allocator, whose slabs hold ≈ 1 KB, and every request in flight
-        // holds a slab for each frame that does not fit the rest of the last.
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
-        do {
-            let response = try await snapshot.pipeline(
-                try prepare(request, snapshot: snapshot),
-                body,
-                Self.context(of: snapshot, logger: logger)
-            )
-            return ended(response, endpoint: endpoint)
-        } catch {
-            throw ended(error, endpoint: endpoint)
-        }
+        return try await send(request, body: body, endpoint: endpoint, logger: logger)
     }
 
     /// The response of a request that ended, with its endpoint; the request counted out.
@@ -343,6 +329,11 @@ public actor Session {
     }
 
     /// Sends a request with the endpoint a ``ResourceRequest`` names, buffered or streamed.
+    ///
+    /// Only the endpoint is kept across the await besides what the chain is called with, and the
+    /// work before and after it is done by functions of their own: a request's frames live in
+    /// its task's allocator, whose slabs hold ≈ 1 KB, and every request in flight holds a slab
+    /// for each frame that does not fit the rest of the last.
     nonisolated func send(
         _ request: HTTPRequest,
         body: RequestBody?,
