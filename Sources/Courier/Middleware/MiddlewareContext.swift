@@ -46,8 +46,8 @@ public struct MiddlewareContext: Sendable {
     }
 
     /// The values, shared by copies until one of them changes. Every async frame of the
-    /// chain that may send the request again keeps its context; a reference keeps each of
-    /// those eight bytes instead of the whole, which is what a request in flight holds.
+    /// chain that may send the request again keeps its context, and a request in flight keeps
+    /// those frames: with a reference, each holds eight bytes of it instead of the whole.
     private var storage: Storage
 
     /// The storage, first copied when another context shares it.
