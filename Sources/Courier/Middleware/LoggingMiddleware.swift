@@ -63,12 +63,13 @@ public struct LoggingMiddleware: Middleware {
         var logger = logger
         logger[metadataKey: "courier.task"] = "\(context.taskID)"
         logger[metadataKey: "courier.attempt"] = "\(context.attempt)"
-        let entry = Entry(logger: logger, method: request.method.rawValue, target: Redaction.url(of: request))
-        logger.log(level: level, "→ \(entry.method) \(entry.target)")
+        let method = request.method.rawValue
+        let target = Redaction.url(of: request)
+        logger.log(level: level, "→ \(method) \(target)")
         if logger.logLevel <= .debug {
             logger.debug("→ headers \(Redaction.fields(request.headerFields))")
         }
-        return entry
+        return Entry(logger: logger, method: method, target: target)  // the duration starts after the lines
     }
 
     /// Logs the response line (and its fields at `debug`).
