@@ -39,8 +39,8 @@ final class RequestInstruments: Sendable {
     ///
     /// A span that does not record (sampled out) gets no attributes: only its context travels.
     /// The work before and after the await is done by functions of their own, and what the end
-    /// needs from the start travels in one ``Observation``: the async frame every request in
-    /// flight keeps holds a reference, not the span, the semantics and the clock's instant.
+    /// needs from the start travels in one fixed-layout ``Observation``: the async frame every
+    /// request in flight keeps holds that, not what starting and ending the span takes.
     func observe(
         _ request: HTTPRequest,
         body: RequestBody?,
@@ -163,7 +163,7 @@ final class RequestInstruments: Sendable {
         guard let tracer else {
             return try await transport.execute(request, body: body, options: context.options, control: context.control)
         }
-        let (traced, span) = Self.startTransfer(request, context: context, tracer: tracer)
+        let (traced, span, isRecording) = Self.startTransfer(request, context: context, tracer: tracer)
         do {
             let response = try await transport.execute(
                 traced,
@@ -171,7 +171,7 @@ final class RequestInstruments: Sendable {
                 options: context.options,
                 control: context.control
             )
-            Self.end(span, with: response)
+            Self.end(span, with: response, isRecording: isRecording)
             return response
         } catch {
             span.end(failingWith: error)
@@ -185,14 +185,15 @@ final class RequestInstruments: Sendable {
         _ request: HTTPRequest,
         context: MiddlewareContext,
         tracer: any Tracer
-    ) -> (request: HTTPRequest, span: any Span) {
+    ) -> (request: HTTPRequest, span: any Span, isRecording: Bool) {
         let resends = context.transfers?.next() ?? 0
         let span = tracer.startSpan(
             HTTPClientSemantics.spanName(request.method),
             context: ServiceContext.current ?? .topLevel,
             ofKind: .client
         )
-        if span.isRecording {
+        let isRecording = span.isRecording
+        if isRecording {
             let semantics = HTTPClientSemantics(request)
             span.updateAttributes { attributes in
                 attributes.set(semantics, url: request)
@@ -201,18 +202,18 @@ final class RequestInstruments: Sendable {
         }
         var request = request
         tracer.inject(span.context, into: &request.headerFields, using: HTTPFieldsInjector())
-        return (request, span)
+        return (request, span, isRecording)
     }
 
     /// Ends a transfer's span with the outcome of its response.
     @inline(never)
-    private static func end(_ span: any Span, with response: Response) {
+    private static func end(_ span: any Span, with response: Response, isRecording: Bool) {
         let status = response.statusCode
         span.end(
             status: status,
             errorType: HTTPClientSemantics.errorType(status: status),
             version: HTTPClientSemantics.protocolVersion(response.metrics),
-            isRecording: span.isRecording
+            isRecording: isRecording
         )
     }
 }
