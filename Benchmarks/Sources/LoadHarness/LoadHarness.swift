@@ -85,9 +85,10 @@ struct Run: ParsableCommand {
 
     @Option(
         help:
-            "Clients, comma-separated: courier,courier-executor,courier-metrics,courier-stream,ahc,urlsession,curl,curl-courier-options,swift-loop."
+            "Clients, comma-separated: courier,courier-executor,courier-metrics,courier-stream,ahc,urlsession,curl,curl-courier-options,swift-loop,swift-loop-send."
     )
-    var clients = "courier,courier-executor,courier-stream,ahc,urlsession,curl,curl-courier-options,swift-loop"
+    var clients =
+        "courier,courier-executor,courier-stream,ahc,urlsession,curl,curl-courier-options,swift-loop,swift-loop-send"
 
     @Option(help: "Protocols, comma-separated: h1 (HTTP/1.1 plain), h2 (HTTP/2 over TLS).")
     var protocols = "h1,h2"
@@ -213,7 +214,7 @@ struct Run: ParsableCommand {
             let memoryClients = chosen.filter {
                 !$0.largeBodiesOnly && $0.name != "courier-executor" && $0.name != "courier-metrics"
                     && $0.name != "curl-courier-options"
-                    && $0.name != "swift-loop"
+                    && !$0.name.hasPrefix("swift-loop")
             }
             for client in memoryClients {
                 let budget = Budget(requests: memoryRequests, seconds: 120, warmupRequests: 0, warmupSeconds: 0)

@@ -19,7 +19,8 @@ struct Report {
     let loadAverages: (before: String, after: String)
 
     static let clientOrder = [
-        "curl", "curl-courier-options", "swift-loop", "courier", "courier-executor", "courier-metrics",
+        "curl", "curl-courier-options", "swift-loop", "swift-loop-send", "courier", "courier-executor",
+        "courier-metrics",
         "courier-stream", "ahc", "urlsession",
     ]
 
@@ -81,7 +82,9 @@ struct Report {
               request what Courier asks of libcurl (easy reset, the same options and header list, a header callback,
               ten getinfo calls): Courier minus it = Swift-side overhead, it minus curl = the price of those options;
               swift-loop = a bare Swift curl-multi loop that is also the callers' task executor, one continuation per
-              request, nothing else (what Swift itself costs over C; the bar for courier-executor).
+              request, nothing else (what Swift itself costs over C; the bar for courier-executor); swift-loop-send = the
+              same loop with the callers on Swift's global executor, as courier's are (what the hop to the cooperative pool
+              and back costs in Swift itself; the bar for courier).
             - Runs: \(budgetText). nginx and the clients run under \(scheduler.description).
               Load average (1/5/15 min) before the run: \(loadAverages.before); after: \(loadAverages.after).
             - req/s and MiB/s: completed requests and body bytes over the measured phase's wall time.
@@ -157,10 +160,11 @@ struct Report {
             "Courier/AHC and Courier/URLSession: req/s (higher is better for Courier). Courier/C: CPU µs per request (lower is better), "
         md += "MiB/s for 1 MiB bodies (higher is better), p50 latency (lower is better). "
         md += "executor/C: the same CPU ratio for courier-executor; Swift loop/C: the bare Swift loop's; "
-        md += "executor/Swift loop: courier-executor's CPU per request over the bare Swift loop's.\n\n"
+        md += "executor/Swift loop: courier-executor's CPU per request over the bare Swift loop's; "
+        md += "default/Swift loop send: courier's over the bare Swift loop's with callers on the global executor.\n\n"
         md +=
-            "| Protocol | Body | Conc. | Courier/AHC req/s | Courier/URLSession req/s | Courier/C CPU µs/req | executor/C CPU µs/req | Swift loop/C CPU µs/req | executor/Swift loop CPU µs/req | C-with-Courier-options/C CPU µs/req | Courier/C MiB/s | stream/C MiB/s | Courier/C p50 |\n"
-        md += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
+            "| Protocol | Body | Conc. | Courier/AHC req/s | Courier/URLSession req/s | Courier/C CPU µs/req | executor/C CPU µs/req | Swift loop/C CPU µs/req | executor/Swift loop CPU µs/req | Swift loop send/C CPU µs/req | default/Swift loop send CPU µs/req | C-with-Courier-options/C CPU µs/req | Courier/C MiB/s | stream/C MiB/s | Courier/C p50 |\n"
+        md += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
         for cell in cells {
             let courier = value(table, cell, "courier")
             let stream = value(table, cell, "courier-stream")
@@ -177,6 +181,9 @@ struct Report {
             md += "| \(show(ratio(executor?.cpuMicrosPerRequest, curl?.cpuMicrosPerRequest))) "
             md += "| \(show(ratio(swiftLoop?.cpuMicrosPerRequest, curl?.cpuMicrosPerRequest))) "
             md += "| \(show(ratio(executor?.cpuMicrosPerRequest, swiftLoop?.cpuMicrosPerRequest))) "
+            let swiftLoopSend = value(table, cell, "swift-loop-send")
+            md += "| \(show(ratio(swiftLoopSend?.cpuMicrosPerRequest, curl?.cpuMicrosPerRequest))) "
+            md += "| \(show(ratio(courier?.cpuMicrosPerRequest, swiftLoopSend?.cpuMicrosPerRequest))) "
             md +=
                 "| \(show(ratio(value(table, cell, "curl-courier-options")?.cpuMicrosPerRequest, curl?.cpuMicrosPerRequest))) "
             md += "| \(large ? show(ratio(courier?.mebibytesPerSecond, curl?.mebibytesPerSecond)) : "") "

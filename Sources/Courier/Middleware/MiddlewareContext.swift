@@ -24,7 +24,9 @@ public struct MiddlewareContext: Sendable {
         get { storage.options }
         _modify { yield &unique().options }
     }
-    /// The transfer's control: progress and suspend/resume.
+    /// The transfer's control: progress and suspend/resume. A request sent without a
+    /// ``NetworkTask`` (``Session/send(_:body:logger:)``, ``Session/stream(_:body:logger:)``)
+    /// has a control that reports nothing and ignores suspend and resume.
     public var control: TransferControl { storage.control }
     /// The retry policy of this request, or `nil` for the session's
     /// ``Session/Configuration/retryPolicy``; a request's ``ResourceRequest/retryPolicy``.

@@ -18,16 +18,27 @@ public final class TransferControl: Sendable {
 
     private let state = LockedBox(State())
     private let progressHandler: ProgressHandler?
+    /// Whether this is ``none``: it ignores suspend and resume, and a transport has nothing
+    /// to attach to it.
+    let isInert: Bool
 
     /// Creates a control.
     ///
     /// - Parameter progressHandler: Receives upload and download progress.
     public init(progressHandler: ProgressHandler? = nil) {
         self.progressHandler = progressHandler
+        isInert = false
     }
 
-    /// A control that observes nothing, shared by plain `send` calls.
-    static let none = TransferControl()
+    private init(inert: Void) {
+        progressHandler = nil
+        isInert = true
+    }
+
+    /// The control of plain `send` calls, shared by all of them: it observes nothing and
+    /// ignores suspend and resume (one transfer's suspension must not stop every later one).
+    /// Transports skip attaching to it, which saves each such transfer a pause handler.
+    static let none = TransferControl(inert: ())
 
     /// Whether anyone observes progress.
     public var observesProgress: Bool { progressHandler != nil }
@@ -42,6 +53,7 @@ public final class TransferControl: Sendable {
     public func resume() { setSuspended(false) }
 
     private func setSuspended(_ suspended: Bool) {
+        guard !isInert else { return }
         let handler = state.withLock { state -> (@Sendable (Bool) -> Void)? in
             guard state.isSuspended != suspended else { return nil }
             state.isSuspended = suspended
@@ -54,7 +66,8 @@ public final class TransferControl: Sendable {
     ///
     /// - Returns: Whether the transfer must start suspended.
     public func attach(_ pauseHandler: @escaping @Sendable (_ suspended: Bool) -> Void) -> Bool {
-        state.withLock { state in
+        guard !isInert else { return false }
+        return state.withLock { state in
             state.pauseHandler = pauseHandler
             return state.isSuspended
         }
@@ -62,6 +75,7 @@ public final class TransferControl: Sendable {
 
     /// Disconnects the transfer that ended.
     public func detach() {
+        guard !isInert else { return }
         state.withLock { $0.pauseHandler = nil }
     }
 

@@ -128,6 +128,45 @@ struct NetworkTaskTests {
         await session.shutdown()
     }
 
+    /// Plain `send` calls share one control that nobody may suspend: a middleware that
+    /// suspends the control of such a request stops neither that request nor a later one.
+    @Test func suspendingTheControlOfAPlainSendStopsNothing() async throws {
+        let env = try await TestServers.shared()
+        let file = env.file("1k")
+        let suspensions = Locked(0)
+        let session = Session(
+            configuration: .init(
+                baseURL: env.nginxHTTP,
+                timeout: .seconds(10),
+                middlewares: [Suspending(count: suspensions)]
+            ),
+            transport: CurlTransport()
+        )
+        for _ in 0..<3 {
+            let response = try await session.send(HTTPRequest(method: .get, path: file.urlPath))
+            #expect(response.status == .ok)
+            #expect(response.data.count == file.size)
+        }
+        #expect(suspensions.withLock { $0 } == 3)
+        await session.shutdown()
+    }
+
+    /// Suspends the transfer control of every request it sees.
+    struct Suspending: Middleware {
+        let count: Locked<Int>
+
+        func intercept(
+            _ request: HTTPRequest,
+            body: RequestBody?,
+            context: MiddlewareContext,
+            next: Next
+        ) async throws -> Response {
+            context.control.suspend()
+            count.withLock { $0 += 1 }
+            return try await next(request, body, context)
+        }
+    }
+
     @Test func lateSubscribersSeeTheFinalState() async throws {
         let env = try await TestServers.shared()
         let session = SessionFactory.session(env, .http)

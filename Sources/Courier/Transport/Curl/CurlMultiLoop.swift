@@ -58,10 +58,12 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// through the inbox like everyone else's.
     private var isClosing = false
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Whether an easy handle was added since the last `curl_multi_perform`.
+    private var addedSincePerform = false
     private var idleHandles: [CurlEasyHandle] = []
     private let maximumIdleHandles = 256
 
-    private var origins: [String: CurlOriginSlots] = [:]
+    private var origins: [CurlOriginSlots.Origin: CurlOriginSlots] = [:]
     /// The earliest deadline among queued transfers, if any has one.
     private var queueDeadline: ContinuousClock.Instant?
 
@@ -169,6 +171,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             for command in commands { apply(command) }
             commands.removeAll(keepingCapacity: true)
             runJobs(&jobs)
+            addedSincePerform = false
             let performed = curl_multi_perform(multi, &stillRunning)
             if performed != CURLM_OK { abandonRunning(performed) }
             collectCompletions()
@@ -184,6 +187,10 @@ final class CurlMultiLoop: @unchecked Sendable {
                     timeout = min(timeout, Int32(clamping: (queueDeadline - now).milliseconds + 1))
                 }
             }
+            // A transfer added since the perform (a caller on this executor sending its next
+            // request as the last one ended, a slot handed on) goes out now: libcurl would
+            // only make the poll return at once for it, one system call for nothing.
+            if addedSincePerform { continue }
             let polled = curl_multi_poll(multi, nil, 0, timeout, nil)
             if polled != CURLM_OK {
                 abandonRunning(polled)
@@ -272,6 +279,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             return false
         }
         running[easy] = transfer
+        addedSincePerform = true
         activeCount.wrappingAdd(1, ordering: .relaxed)
         let paused = transfer.attached()
         if paused != CURLE_OK { finish(transfer, code: paused) }
@@ -280,11 +288,11 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     /// The slots of `origin`, made on first use. Idle origins are forgotten once more than
     /// 64 are known.
-    private func slots(for origin: String) -> CurlOriginSlots {
+    private func slots(for origin: CurlOriginSlots.Origin) -> CurlOriginSlots {
         if let slots = origins[origin] { return slots }
         if origins.count >= 64 { origins = origins.filter { !$0.value.isIdle } }
         let slots = CurlOriginSlots(
-            secure: origin.hasPrefix("https:"),
+            secure: origin.isSecure,
             connections: configuration.maximumConnectionsPerHost
         )
         origins[origin] = slots

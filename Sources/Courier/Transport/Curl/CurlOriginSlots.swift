@@ -9,6 +9,16 @@
 ///
 /// Loop thread only, and not `Sendable`: only the loop and its transfers hold one.
 final class CurlOriginSlots {
+    /// An origin as its transfers name it: the request's scheme and authority, kept as the
+    /// request holds them (no string is built per request to look the slots up).
+    struct Origin: Hashable {
+        var scheme: String
+        var authority: String
+
+        /// Whether the origin is reached over TLS.
+        var isSecure: Bool { scheme.utf8.count == 5 && scheme.lowercased() == "https" }
+    }
+
     /// Transfers of the origin that hold an easy handle.
     var attached = 0
     private var waiting: [CurlTransfer] = []

@@ -148,7 +148,15 @@ extension CurlTransfer {
     }
 
     func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: String?) throws {
-        try check(ccurl_easy_setopt_string(easy, option, value), "option \(option.rawValue)")
+        // libcurl copies the string. `withCString` lends a native string's own bytes; passing
+        // an optional `String` directly would copy it into a new array first.
+        let code =
+            if let value {
+                value.withCString { ccurl_easy_setopt_string(easy, option, $0) }
+            } else {
+                ccurl_easy_setopt_string(easy, option, nil)
+            }
+        try check(code, "option \(option.rawValue)")
     }
 
     func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, pointer: UnsafeMutableRawPointer?) throws {

@@ -25,8 +25,8 @@ final class CurlTransfer: @unchecked Sendable {
     unowned let loop: CurlMultiLoop
     let url: String
     let isHTTPS: Bool
-    /// `scheme://authority`: transfers wait per origin for a slot (``CurlOriginSlots``).
-    let origin: String
+    /// Transfers wait per origin for a slot (``CurlOriginSlots``).
+    let origin: CurlOriginSlots.Origin
     /// The most bytes a buffered body may have.
     let bufferLimit: Int
 
@@ -90,9 +90,9 @@ final class CurlTransfer: @unchecked Sendable {
         self.options = options
         self.control = control
         self.loop = loop
-        self.origin = "\(scheme)://\(authority)"
-        self.url = origin + (request.path ?? "/")
-        self.isHTTPS = scheme.utf8.count == 5 && scheme.lowercased() == "https"
+        self.origin = CurlOriginSlots.Origin(scheme: scheme, authority: authority)
+        self.url = "\(scheme)://\(authority)\(request.path ?? "/")"
+        self.isHTTPS = origin.isSecure
         switch options.responseBody {
         case .buffered(let limit):
             bufferLimit = limit
@@ -135,6 +135,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// Called once the easy handle was added: applies a suspension requested before the start.
     /// Returns libcurl's result of pausing (`CURLE_OK` when there was nothing to pause).
     func attached() -> CURLcode {
+        // A plain `send` cannot be suspended: no pause handler (a closure holding a weak
+        // reference, which would also move the transfer's reference counts to a side table).
+        guard !control.isInert else { return CURLE_OK }
         if control.attach({ [weak self, loop] suspended in
             guard let self else { return }
             _ = suspended
