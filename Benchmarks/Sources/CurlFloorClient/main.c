@@ -5,6 +5,7 @@
 // connection reuse); HTTPS negotiates HTTP/2 by ALPN and multiplexes (CURLPIPE_MULTIPLEX,
 // CURLOPT_PIPEWAIT). The body is counted and discarded: no buffering, no copies.
 // --mode courier-options adds, per request, what Courier asks of libcurl (see below).
+// --mode buffered keeps each body in memory, as a buffered client must (see below).
 // One thread: curl_multi_perform, then completions, then curl_multi_poll.
 #include <curl/curl.h>
 #include <stdio.h>
@@ -20,7 +21,16 @@ typedef struct {
     struct curl_slist *headers;
     int configured;
     char error[CURL_ERROR_SIZE];
+    char *buffer;
+    size_t capacity;
 } Slot;
+
+// --mode buffered: each body is copied into memory, sized from Content-Length when the first
+// bytes arrive. The memory stays with the slot for its next body, so this is the best case of
+// any client that returns bodies in memory: one copy of each byte and no fresh pages (a client
+// that hands the memory to its caller needs new memory for the next body). What keeping a body
+// costs at all beyond the floor, which discards it.
+static int buffered = 0;
 
 // --mode courier-options: every request does what Courier's CurlTransfer asks of libcurl
 // (the same options, a header callback, a header list, ten getinfo calls at the end), in C.
@@ -54,6 +64,23 @@ static size_t on_body(char *data, size_t size, size_t count, void *user) {
     return size * count;
 }
 
+static size_t on_body_buffered(char *data, size_t size, size_t count, void *user) {
+    Slot *slot = user;
+    size_t n = size * count, used = (size_t)slot->bytes;
+    if (used + n > slot->capacity) {
+        curl_off_t length = -1;
+        curl_easy_getinfo(slot->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+        size_t want = length > 0 && (size_t)length >= used + n ? (size_t)length : (used + n) * 2;
+        char *grown = realloc(slot->buffer, want);
+        if (!grown) return 0;
+        slot->buffer = grown;
+        slot->capacity = want;
+    }
+    memcpy(slot->buffer + used, data, n);
+    slot->bytes += (long long)n;
+    return n;
+}
+
 static void usage(const char *message) {
     fprintf(stderr, "error: %s\n", message);
     exit(64);
@@ -74,7 +101,7 @@ static void configure_basic(Slot *slot) {
     CURL *easy = slot->easy;
     curl_easy_setopt(easy, CURLOPT_URL, target_url);
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, buffered ? on_body_buffered : on_body);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, slot);
     curl_easy_setopt(easy, CURLOPT_PRIVATE, slot);
     curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
@@ -218,6 +245,7 @@ int main(int argc, char **argv) {
     target_url = url;
     ca_file = ca;
     courier_options = strcmp(mode, "courier-options") == 0;
+    buffered = strcmp(mode, "buffered") == 0;
 
     curl_global_init(CURL_GLOBAL_DEFAULT);
     CURLM *multi = curl_multi_init();
@@ -261,6 +289,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < concurrency; i++) {
         curl_easy_cleanup(slots[i].easy);
         curl_slist_free_all(slots[i].headers);
+        free(slots[i].buffer);
     }
     curl_multi_cleanup(multi);
     free(slots);

@@ -8,7 +8,7 @@ import Glibc
 struct Client: Hashable {
     /// The name in the table: `courier`, `courier-stream`, `courier-executor`, `courier-metrics`, `ahc`,
     /// `urlsession`, `curl`,
-    /// `curl-courier-options`, `swift-loop`, `swift-loop-send`.
+    /// `curl-buffered`, `curl-courier-options`, `swift-loop`, `swift-loop-send`.
     let name: String
     let executable: String
     let mode: String
@@ -23,6 +23,7 @@ struct Client: Hashable {
         Client(name: "ahc", executable: "AHCLoadClient", mode: "send", largeBodiesOnly: false),
         Client(name: "urlsession", executable: "URLSessionLoadClient", mode: "send", largeBodiesOnly: false),
         Client(name: "curl", executable: "CurlFloorClient", mode: "send", largeBodiesOnly: false),
+        Client(name: "curl-buffered", executable: "CurlFloorClient", mode: "buffered", largeBodiesOnly: true),
         Client(name: "swift-loop", executable: "SwiftLoopClient", mode: "executor", largeBodiesOnly: false),
         Client(name: "swift-loop-send", executable: "SwiftLoopClient", mode: "send", largeBodiesOnly: false),
         Client(

@@ -85,7 +85,7 @@ struct Run: ParsableCommand {
 
     @Option(
         help:
-            "Clients, comma-separated: courier,courier-executor,courier-metrics,courier-stream,ahc,urlsession,curl,curl-courier-options,swift-loop,swift-loop-send."
+            "Clients, comma-separated: courier,courier-executor,courier-metrics,courier-stream,ahc,urlsession,curl,curl-buffered,curl-courier-options,swift-loop,swift-loop-send."
     )
     var clients =
         "courier,courier-executor,courier-stream,ahc,urlsession,curl,curl-courier-options,swift-loop,swift-loop-send"

@@ -19,7 +19,7 @@ struct Report {
     let loadAverages: (before: String, after: String)
 
     static let clientOrder = [
-        "curl", "curl-courier-options", "swift-loop", "swift-loop-send", "courier", "courier-executor",
+        "curl", "curl-buffered", "curl-courier-options", "swift-loop", "swift-loop-send", "courier", "courier-executor",
         "courier-metrics",
         "courier-stream", "ahc", "urlsession",
     ]
@@ -78,7 +78,9 @@ struct Report {
               prefer the transport's loop as task executor (`CurlTransport.executor`); courier-metrics = courier with
               swift-prometheus as the session's metrics backend (scraped once at the end); ahc = AsyncHTTPClient, 1 event-loop thread,
               HTTP/2 allowed; urlsession = FoundationNetworking `URLSession.data(from:)`; curl = C driving libcurl multi
-              directly, easy handles reused, body discarded (the floor); curl-courier-options = the same C loop doing per
+              directly, easy handles reused, body discarded (the floor); curl-buffered = the same C loop copying each
+              body into memory its slot keeps for the next one (1 MiB cells): the best case of any buffered client, one
+              copy and no fresh pages; curl-courier-options = the same C loop doing per
               request what Courier asks of libcurl (easy reset, the same options and header list, a header callback,
               ten getinfo calls): Courier minus it = Swift-side overhead, it minus curl = the price of those options;
               swift-loop = a bare Swift curl-multi loop that is also the callers' task executor, one continuation per
@@ -163,8 +165,8 @@ struct Report {
         md += "executor/Swift loop: courier-executor's CPU per request over the bare Swift loop's; "
         md += "default/Swift loop send: courier's over the bare Swift loop's with callers on the global executor.\n\n"
         md +=
-            "| Protocol | Body | Conc. | Courier/AHC req/s | Courier/URLSession req/s | Courier/C CPU µs/req | executor/C CPU µs/req | Swift loop/C CPU µs/req | executor/Swift loop CPU µs/req | Swift loop send/C CPU µs/req | default/Swift loop send CPU µs/req | C-with-Courier-options/C CPU µs/req | Courier/C MiB/s | stream/C MiB/s | Courier/C p50 |\n"
-        md += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
+            "| Protocol | Body | Conc. | Courier/AHC req/s | Courier/URLSession req/s | Courier/C CPU µs/req | executor/C CPU µs/req | Swift loop/C CPU µs/req | executor/Swift loop CPU µs/req | Swift loop send/C CPU µs/req | default/Swift loop send CPU µs/req | C-with-Courier-options/C CPU µs/req | Courier/C MiB/s | C buffered/C MiB/s | Courier/C buffered MiB/s | stream/C MiB/s | Courier/C p50 |\n"
+        md += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
         for cell in cells {
             let courier = value(table, cell, "courier")
             let stream = value(table, cell, "courier-stream")
@@ -187,6 +189,9 @@ struct Report {
             md +=
                 "| \(show(ratio(value(table, cell, "curl-courier-options")?.cpuMicrosPerRequest, curl?.cpuMicrosPerRequest))) "
             md += "| \(large ? show(ratio(courier?.mebibytesPerSecond, curl?.mebibytesPerSecond)) : "") "
+            let curlBuffered = value(table, cell, "curl-buffered")
+            md += "| \(large ? show(ratio(curlBuffered?.mebibytesPerSecond, curl?.mebibytesPerSecond)) : "") "
+            md += "| \(large ? show(ratio(courier?.mebibytesPerSecond, curlBuffered?.mebibytesPerSecond)) : "") "
             md += "| \(large ? show(ratio(stream?.mebibytesPerSecond, curl?.mebibytesPerSecond)) : "") "
             md += "| \(show(ratio(courier?.p50Micros, curl?.p50Micros))) |\n"
         }
