@@ -68,7 +68,7 @@ struct Run: ParsableCommand {
 
     @OptionGroup var locations: Locations
 
-    @Flag(help: "Full mode: 5 s runs, 3 rounds (about 35 minutes). The default is quick mode (about 4 minutes).")
+    @Flag(help: "Full mode: 5 s runs, 3 rounds (about 40 minutes). The default is quick mode (about 4 minutes).")
     var full = false
 
     @Option(help: "Rounds over the whole matrix; each cell reports the round with the median req/s.")
