@@ -24,9 +24,9 @@ final class CurlTransfer: @unchecked Sendable {
     let control: TransferControl
     unowned let loop: CurlMultiLoop
     let url: String
-    let isHTTPS: Bool
     /// Transfers wait per origin for a slot (``CurlOriginSlots``).
     let origin: CurlOriginSlots.Origin
+    var isHTTPS: Bool { origin.isSecure }
     /// The most bytes a buffered body may have.
     let bufferLimit: Int
 
@@ -92,7 +92,6 @@ final class CurlTransfer: @unchecked Sendable {
         self.loop = loop
         self.origin = CurlOriginSlots.Origin(scheme: scheme, authority: authority)
         self.url = "\(scheme)://\(authority)\(request.path ?? "/")"
-        self.isHTTPS = origin.isSecure
         switch options.responseBody {
         case .buffered(let limit):
             bufferLimit = limit
