@@ -84,15 +84,17 @@ struct ProxyTests {
         let (session, transport) = Self.session(baseURL: env.nginxAttacker, proxy: proxy.absoluteString, env: env)
         let authority = try #require(Self.authority(env.nginxAttacker))
         let before = try env.proxyLogEntries().count
+        // Other suites reach the attacker on purpose: only this request's marker must be absent.
+        let marker = SecuritySupport.uniquePath("/bytes/1k")
 
         let error = await #expect(throws: CourierError.self) {
-            try await session.send(HTTPRequest(method: .get, path: "/bytes/1k"))
+            try await session.send(HTTPRequest(method: .get, path: marker))
         }
         #expect(error?.kind == .tlsFailure)
         #expect(error?.curlCode == 60)
         let added = try env.proxyLogEntries().dropFirst(before)
         #expect(added.contains { $0.method == "CONNECT" && $0.target == authority && $0.status == 200 })
-        #expect(try env.accessLogLines(.attacker).isEmpty)
+        try await SecuritySupport.expectNeverReached(env, .attacker, marker: marker)
 
         // Without the test CA the real server is not trusted either.
         let untrusting = CurlTransport(configuration: .init(proxy: .url(proxy.absoluteString)))
