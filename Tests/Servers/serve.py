@@ -11,7 +11,8 @@ What it does, in order:
      and the test files served under /bytes/;
   2. starts the services in SERVICES (httpbin under gunicorn, nginx with eight
      server blocks, the OAuth2 server if Tests/Servers/oauth/server.py exists,
-     the forward proxy Tests/Servers/proxy.py, the fault server Tests/Servers/faults.py;
+     the forward proxy Tests/Servers/proxy.py, the fault server Tests/Servers/faults.py,
+     the HTTP/2 fault server Tests/Servers/h2faults.py;
      PostgreSQL only when asked for with --with postgres or --only),
      plus an in-process raw-socket upstream that nginx proxies /truncated,
      /stall and /echo to;
@@ -60,6 +61,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OAUTH_SERVER = os.path.join(HERE, "oauth", "server.py")
 PROXY_SERVER = os.path.join(HERE, "proxy.py")
 FAULTS_SERVER = os.path.join(HERE, "faults.py")
+H2FAULTS_SERVER = os.path.join(HERE, "h2faults.py")
 PROXY_USER, PROXY_PASSWORD = "proxyuser", "proxypass"
 READY_TIMEOUT = float(os.environ.get("COURIER_SERVERS_READY_TIMEOUT", "30"))
 SCHEMA_VERSION = 1
@@ -981,6 +983,11 @@ def launch_faults(ctx: Context) -> Launch:
     return Launch(argv=[sys.executable, FAULTS_SERVER, "--port", str(ctx.ports["faults"]["http"])], cwd=ctx.work)
 
 
+def launch_h2faults(ctx: Context) -> Launch:
+    return Launch(argv=[sys.executable, H2FAULTS_SERVER, "--port", str(ctx.ports["h2faults"]["https"]),
+                        "--cert", ctx.pki["leaf_chain"], "--key", ctx.pki["leaf_key"]], cwd=ctx.work)
+
+
 def launch_oauth_tls(ctx: Context) -> Launch:
     """A TLS front (nginx, the suite's leaf certificate) for the OAuth2 servers: a secured
     Courier client sends credentials over TLS only. One server block per upstream."""
@@ -1172,6 +1179,12 @@ SERVICES: list[ServiceSpec] = [
                 available=lambda: None if os.path.exists(FAULTS_SERVER) else f"{FAULTS_SERVER} does not exist",
                 probe={"http": "/admin/stats"},
                 urls=lambda ctx: {"faults": _url("http", ctx.ports["faults"]["http"])}),
+    # HTTP/2 over TLS (the `h2` package, the suite's leaf certificate): streams refused with
+    # RST_STREAM(REFUSED_STREAM) on demand, per-key counters at /stats.
+    ServiceSpec("h2faults", ["https"], launch_h2faults,
+                available=lambda: (f"{H2FAULTS_SERVER} does not exist" if not os.path.exists(H2FAULTS_SERVER)
+                                   else _need_module("h2")()),
+                urls=lambda ctx: {"h2faults": _url("https", ctx.ports["h2faults"]["https"])}),
     # The OAuth2 servers behind TLS (nginx, the suite's leaf certificate), for tests that reach
     # them from another process through a secured Courier client (--only ...,oauth,oauth_tls).
     ServiceSpec("oauth_tls", ["oauth", "gateway"], launch_oauth_tls, default=False,
