@@ -165,6 +165,11 @@ struct TestEnvironment: Sendable {
     /// statuses with `Retry-After`, resets, and per-key counters (`faultStats(key:)` in
     /// FaultServer.swift). Plain HTTP/1.1, keep-alive.
     let faults: URL
+    /// The HTTP/2 fault server (`Tests/Servers/h2faults.py`): HTTPS with the suite's leaf
+    /// certificate (trust `caBundle`), HTTP/2 only (ALPN `h2`). `/refuse-once?key=K` answers
+    /// the first stream of K with RST_STREAM(REFUSED_STREAM), `/refuse-always?key=K` every
+    /// one, `/stats?key=K` counts them (Tests/Servers/README.md). `https://127.0.0.1:P`.
+    let h2faults: URL
 
     // PKI (PEM files).
     /// The trusted root CA: the CA bundle to pin/trust for `https`, `mtls`, `tls12`,
@@ -228,6 +233,11 @@ struct TestEnvironment: Sendable {
     /// `url(server)` + `path` (e.g. `"/bytes/1k"`, `"/echo"`, `"/httpbin/get?a=1"`).
     func url(_ server: NginxServer, _ path: String) -> URL {
         URL(string: url(server).absoluteString + (path.hasPrefix("/") ? path : "/" + path))!
+    }
+
+    /// `h2faults` + `path` (e.g. `"/refuse-once?key=K"`).
+    func h2FaultURL(_ path: String) -> URL {
+        URL(string: h2faults.absoluteString + (path.hasPrefix("/") ? path : "/" + path))!
     }
 
     /// A test file by name (`0`, `1k`, `1m`, `64m`, `slow`).
@@ -506,6 +516,7 @@ private struct ReadyFile: Decodable {
             proxyUsername: services["proxy"]?.username,
             proxyPassword: services["proxy"]?.password,
             faults: try requiredURL("faults", service: "faults"),
+            h2faults: try requiredURL("h2faults", service: "h2faults"),
             caBundle: try pkiPath("ca_bundle"),
             intermediateCA: try pkiPath("intermediate_ca"),
             leafCertificate: try pkiPath("leaf_cert"),
