@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A small HTTP/1.1 server that misbehaves on purpose, for Courier's retry and fault tests.
 
-    python3 Tests/Servers/faults.py --port P
+    python3 Tests/Servers/faults.py --port P [--tls-port T --cert CHAIN --key KEY]
+
+With `--tls-port`, the same routes are served over TLS (HTTP/1.1 only) on a second port.
 
 Python stdlib only, one thread per connection, 127.0.0.1 only. Connections are kept alive
 unless the request says `Connection: close`. Routes (query parameters are optional):
@@ -64,6 +66,7 @@ import email.utils
 import json
 import math
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -482,21 +485,55 @@ def serve_connection(sock: socket.socket) -> None:
             pass
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
+def serve_tls_connection(sock: socket.socket, context: ssl.SSLContext) -> None:
+    try:
+        sock.settimeout(10)
+        tls = context.wrap_socket(sock, server_side=True)
+        tls.settimeout(None)
+    except (OSError, ValueError):
+        sock.close()
+        return
+    serve_connection(tls)
+
+
+def listen(port: int) -> socket.socket:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((HOST, args.port))
+    listener.bind((HOST, port))
     listener.listen(1024)
-    print(f"faults listening on {HOST}:{listener.getsockname()[1]}", flush=True)
+    return listener
+
+
+def accept(listener: socket.socket, context: ssl.SSLContext | None) -> None:
     while True:
         sock, _ = listener.accept()
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with STATS.lock:
             STATS.connections += 1
-        threading.Thread(target=serve_connection, args=(sock,), daemon=True).start()
+        if context is None:
+            threading.Thread(target=serve_connection, args=(sock,), daemon=True).start()
+        else:
+            threading.Thread(target=serve_tls_connection, args=(sock, context), daemon=True).start()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--tls-port", type=int, default=None)
+    parser.add_argument("--cert", help="PEM: the leaf certificate followed by its chain")
+    parser.add_argument("--key", help="PEM: the leaf's private key")
+    args = parser.parse_args()
+    listener = listen(args.port)
+    print(f"faults listening on {HOST}:{listener.getsockname()[1]}", flush=True)
+    if args.tls_port is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(args.cert, args.key)
+        context.set_alpn_protocols(["http/1.1"])
+        tls_listener = listen(args.tls_port)
+        print(f"faults listening with TLS on {HOST}:{tls_listener.getsockname()[1]}", flush=True)
+        threading.Thread(target=accept, args=(tls_listener, context), daemon=True).start()
+    accept(listener, None)
 
 
 if __name__ == "__main__":
