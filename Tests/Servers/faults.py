@@ -20,6 +20,10 @@ unless the request says `Connection: close`. Routes (query parameters are option
     Answers `code`. With `fail=N`, only the first N requests with key K get `code`, later
     ones 200. `retry_after=S` adds `Retry-After: S` (delta seconds, sent as given);
     `retry_after_date=S` adds an HTTP-date S seconds after the next whole second.
+/oauth-error/{code}[?key=K&error=E&retry_after=S]
+    Answers `code` with a JSON OAuth error body (RFC 6749 section 5.2), `{"error": E}`
+    (E is `temporarily_unavailable` by default), as a token endpoint that is overloaded or
+    down for maintenance does; `retry_after=S` adds `Retry-After: S` as given.
 /reset[?key=K&fail=N]
     Reads the request, then resets the connection without answering; with `fail=N` only the
     first N requests with key K, later ones 200.
@@ -221,9 +225,11 @@ class Connection:
     def send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
              close: bool = False) -> None:
         reason = {200: "OK", 404: "Not Found"}.get(status, "Status")
-        lines = [f"HTTP/1.1 {status} {reason}", f"Content-Length: {len(body)}",
-                 "Content-Type: text/plain"]
-        lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        headers = headers or {}
+        lines = [f"HTTP/1.1 {status} {reason}", f"Content-Length: {len(body)}"]
+        if not any(name.lower() == "content-type" for name in headers):
+            lines.append("Content-Type: text/plain")
+        lines += [f"{k}: {v}" for k, v in headers.items()]
         if close:
             lines.append("Connection: close")
         self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
@@ -333,6 +339,17 @@ def handle(conn: Connection) -> None:
                     code = 200
                 answered(entry)
                 conn.send(code, f"status {code}".encode(), headers, close=close)
+            elif request.path.startswith("/oauth-error/"):
+                try:
+                    code = int(request.path.split("/")[2])
+                except (IndexError, ValueError):
+                    code = 400
+                headers = {"Content-Type": "application/json", "Cache-Control": "no-store"}
+                if "retry_after" in request.query:
+                    headers["Retry-After"] = request.query["retry_after"]
+                body = json.dumps({"error": request.query.get("error", "temporarily_unavailable")})
+                answered(entry)
+                conn.send(code, body.encode(), headers, close=close)
             elif request.path == "/reset":
                 if failing(request, entry):
                     dropped(entry)
