@@ -31,7 +31,10 @@ struct MalformedResponseTests {
         let env = try await TestServers.shared()
         var transport = CurlTransport.Configuration(proxy: .none)
         transport.trustedCertificateBundlePath = env.caBundle
-        let session = Session(configuration: .init(baseURL: env.faultsTLS), transport: CurlTransport(configuration: transport))
+        let session = Session(
+            configuration: .init(baseURL: env.faultsTLS),
+            transport: CurlTransport(configuration: transport)
+        )
         let error = await #expect(throws: CourierError.self) {
             try await session.send(HTTPRequest(method: .get, path: "/raw?answer=\(answer)"))
         }

@@ -84,7 +84,9 @@ struct RequestsErrorMessageSafetyTests {
         case .controlInHeaderValue:
             return ResourceRequest(
                 path: "/x?\(query)",
-                headerFields: HTTPFields([HTTPField(name: HTTPField.Name("X-Note")!, lenientValue: Array("a\u{1B}[2Jb".utf8))])
+                headerFields: HTTPFields([
+                    HTTPField(name: HTTPField.Name("X-Note")!, lenientValue: Array("a\u{1B}[2Jb".utf8))
+                ])
             )
         case .reservedHeader:
             return ResourceRequest(path: "/x?\(query)", headerFields: [.authorization: "Bearer \(secret)"])
@@ -130,7 +132,11 @@ struct RequestsErrorMessageSafetyTests {
     }
 
     /// Sends the request of `failure` and returns its error.
-    static func error(of failure: Failure, env: TestEnvironment, handler: CapturingLogHandler) async throws
+    static func error(
+        of failure: Failure,
+        env: TestEnvironment,
+        handler: CapturingLogHandler
+    ) async throws
         -> CourierError
     {
         let session: Session
@@ -210,7 +216,9 @@ struct RequestsErrorMessageSafetyTests {
         let header = #expect(throws: CourierError(.invalidHeader)) {
             try ResourceRequest(
                 path: "/x",
-                headerFields: HTTPFields([HTTPField(name: HTTPField.Name("X-Note")!, lenientValue: Array("a\u{1B}b".utf8))])
+                headerFields: HTTPFields([
+                    HTTPField(name: HTTPField.Name("X-Note")!, lenientValue: Array("a\u{1B}b".utf8))
+                ])
             ).makeHTTPRequest()
         }
         #expect(header?.message == "the value of header X-Note has a control character (U+001B) at offset 1")
