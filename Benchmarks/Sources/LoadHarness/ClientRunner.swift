@@ -6,7 +6,8 @@ import Glibc
 
 /// A client the harness can run: one executable, maybe in a variant mode.
 struct Client: Hashable {
-    /// The name in the table: `courier`, `courier-stream`, `courier-executor`, `courier-metrics`, `ahc`,
+    /// The name in the table: `courier`, `courier-stream`, `courier-baseline`, `courier-executor`,
+    /// `courier-metrics`, `ahc`,
     /// `urlsession`, `curl`,
     /// `curl-buffered`, `curl-courier-options`, `swift-loop`, `swift-loop-send`.
     let name: String
@@ -18,6 +19,9 @@ struct Client: Hashable {
     static let all: [Client] = [
         Client(name: "courier", executable: "CourierLoadClient", mode: "send", largeBodiesOnly: false),
         Client(name: "courier-stream", executable: "CourierLoadClient", mode: "stream", largeBodiesOnly: true),
+        // An A/B run: `CourierLoadClient` of another revision, copied into the bin dir under this
+        // name, beside the current one and the floors in the same run.
+        Client(name: "courier-baseline", executable: "CourierLoadClientBaseline", mode: "send", largeBodiesOnly: false),
         Client(name: "courier-executor", executable: "CourierLoadClient", mode: "executor", largeBodiesOnly: false),
         Client(name: "courier-metrics", executable: "CourierLoadClient", mode: "metrics", largeBodiesOnly: false),
         Client(name: "ahc", executable: "AHCLoadClient", mode: "send", largeBodiesOnly: false),

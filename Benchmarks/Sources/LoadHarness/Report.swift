@@ -19,8 +19,8 @@ struct Report {
     let loadAverages: (before: String, after: String)
 
     static let clientOrder = [
-        "curl", "curl-buffered", "curl-courier-options", "swift-loop", "swift-loop-send", "courier", "courier-executor",
-        "courier-metrics",
+        "curl", "curl-buffered", "curl-courier-options", "swift-loop", "swift-loop-send", "courier", "courier-baseline",
+        "courier-executor", "courier-metrics",
         "courier-stream", "ahc", "urlsession",
     ]
 

@@ -32,7 +32,7 @@ struct StatusLineTests {
     @Test func aHeadThatDoesNotStartWithAStatusLineIsMalformed() {
         var parser = ResponseHeadParser()
         let answer = Array("Http/1.1 200 OK\r\n".utf8).withUnsafeBytes { parser.receive($0) }
-        #expect(answer == .malformed)
+        #expect(answer == .malformed(.statusLine))
         #expect(parser.statusCode == 0)
     }
 
@@ -47,5 +47,29 @@ struct StatusLineTests {
         #expect(parser.fields.count == 1)
         #expect(parser.trailerFields?.count == 1)
         #expect(parser.trailerFields?[.init("T")!] == "2")
+    }
+}
+
+/// `Content-Length` gives one length for the body, or the response cannot be trusted.
+struct ContentLengthTests {
+    @Test func oneLengthOrAListOfTheSameOne() {
+        #expect(ResponseHeadParser.contentLength("42") == 42)
+        #expect(ResponseHeadParser.contentLength("0") == 0)
+        #expect(ResponseHeadParser.contentLength("42, 42") == 42)
+        #expect(ResponseHeadParser.contentLength("42,42,42") == 42)
+    }
+
+    @Test(arguments: ["4, 10", "", "abc", "-1", "+5", "4,", ",4", "1 0", "99999999999999999999"])
+    func anythingElseIsNoLength(value: String) {
+        #expect(ResponseHeadParser.contentLength(value) == nil)
+    }
+
+    @Test func twoFieldsThatDifferMakeTheHeadMalformed() {
+        var parser = ResponseHeadParser()
+        var answers: [ResponseHeadParser.Line] = []
+        for line in ["HTTP/1.1 200 OK\r\n", "Content-Length: 4\r\n", "Content-Length: 10\r\n"] {
+            answers.append(Array(line.utf8).withUnsafeBytes { parser.receive($0) })
+        }
+        #expect(answers == [.statusLine, .field, .malformed(.contentLength)])
     }
 }

@@ -44,7 +44,7 @@ extension CurlTransfer {
         }
         if !data.isEmpty {
             let taken = data.withUnsafeBytes { take($0) }
-            guard taken == data.count else { return taken == 0 ? 0 : taken }  // a pause or a failure
+            guard taken == data.count else { return taken }  // a pause or a failure
         }
         chunkedBody = decoder
         if outcome == .end {
@@ -55,19 +55,18 @@ extension CurlTransfer {
     }
 
     /// Decides, once the final head is there, how the end of the response will be known while
-    /// the request body is still being sent; returns `false` to abort the transfer.
-    func beginResponseBody() -> Bool {
-        guard body != nil, !uploadEnded, let easy else { return true }
+    /// the request body is still being sent.
+    func beginResponseBody() {
+        guard body != nil, !uploadEnded, let easy else { return }
         if request.method == .head || head.statusCode == 204 || head.statusCode == 304 || head.expectedLength == 0 {
             endResponse()  // no body follows this head
         } else if head.isChunked, !head.isContentEncoded, head.isHTTP1 {
             // libcurl keeps reading the framing and hands over the raw bytes, which Courier
             // reads itself. (A content-coded body is left to libcurl: then the response ends
             // with the transfer.)
-            guard ccurl_easy_setopt_long(easy, CURLOPT_HTTP_TRANSFER_DECODING, 0) == CURLE_OK else { return true }
+            guard ccurl_easy_setopt_long(easy, CURLOPT_HTTP_TRANSFER_DECODING, 0) == CURLE_OK else { return }
             chunkedBody = ChunkedBodyDecoder()
         }
-        return true
     }
 
     /// The whole response arrived before the transfer ended.

@@ -214,11 +214,8 @@ final class CurlTransfer: @unchecked Sendable {
         case .tooLarge(let isLine):
             failure = ResponseHeadLimits.exceeded(line: isLine)
             return false
-        case .malformed:
-            failure = CourierError(
-                kind: .malformedResponse,
-                message: "the server's answer does not start with a valid HTTP status line"
-            )
+        case .malformed(let malformation):
+            failure = CourierError(kind: .malformedResponse, message: malformation.message)
             return false
         }
     }
@@ -229,11 +226,13 @@ final class CurlTransfer: @unchecked Sendable {
             return true
         case .final:
             watchForStalls()
-            return beginResponseBody()
+            beginResponseBody()
+            return true
         case .finalStreamed:
             watchForStalls()
             openStream()
-            return beginResponseBody()
+            beginResponseBody()
+            return true
         case .abort:
             return false
         }

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 
 /// Reads a response head line by line, as libcurl's header callback hands it over, within
@@ -22,8 +23,25 @@ struct ResponseHeadParser {
         case trailer
         /// The line, or the head so far, is over the limit; `line` when the line alone is.
         case tooLarge(line: Bool)
-        /// A head begins with something other than a valid status line.
-        case malformed
+        /// A head begins with something other than a valid status line, or gives no single
+        /// length for its body (`Content-Length` invalid, or two that differ).
+        case malformed(Malformation)
+    }
+
+    /// How a head is malformed.
+    enum Malformation: Equatable {
+        /// It does not start with a valid status line.
+        case statusLine
+        /// Its `Content-Length` is not a number, or two values differ.
+        case contentLength
+
+        /// What the error says.
+        var message: String {
+            switch self {
+            case .statusLine: "the server's answer does not start with a valid HTTP status line"
+            case .contentLength: "the response's Content-Length is not one valid length"
+            }
+        }
     }
 
     /// Which part of the response the next line belongs to.
@@ -64,7 +82,7 @@ struct ResponseHeadParser {
         if bytes.isEmpty {
             headBytes = 0  // trailers and a 1xx's successor count anew
             switch section {
-            case .statusLine: return .malformed
+            case .statusLine: return .malformed(.statusLine)
             case .fields:
                 section = statusCode >= 200 ? .trailers : .statusLine
                 return .end
@@ -77,7 +95,7 @@ struct ResponseHeadParser {
         }
         switch section {
         case .statusLine:
-            guard let code = bytes.statusCode else { return .malformed }
+            guard let code = bytes.statusCode else { return .malformed(.statusLine) }
             statusCode = code
             fields = HTTPFields()
             fields.reserveCapacity(16)  // one allocation for a typical response head
@@ -91,7 +109,12 @@ struct ResponseHeadParser {
             guard let (field, nameLength) = Self.field(bytes) else { return .field }
             // Name lengths first: most fields are none of these three.
             if nameLength == 14, field.name == .contentLength {
-                if let length = Int64(field.value) { expectedLength = length }
+                // One length, or a list of the same one: anything else leaves the body's end
+                // unknown (libcurl takes the first), so the response cannot be trusted.
+                guard let length = Self.contentLength(field.value), expectedLength < 0 || expectedLength == length else {
+                    return .malformed(.contentLength)
+                }
+                expectedLength = length
             } else if nameLength == 17, field.name == .transferEncoding {
                 isChunked = field.value.lowercased().hasSuffix("chunked")
             } else if nameLength == 16, field.name == .contentEncoding {
@@ -125,6 +148,21 @@ struct ResponseHeadParser {
         let valueBytes = UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...]).trimmingWhitespace()
         guard let name = ResponseFieldName.name(nameBytes) else { return nil }
         return (HTTPField(name: name, value: String(decoding: valueBytes, as: UTF8.self)), nameBytes.count)
+    }
+
+    /// The length a `Content-Length` value gives: digits, or a list of the same digits; `nil`
+    /// for anything else.
+    static func contentLength(_ value: String) -> Int64? {
+        if let length = Int64(value), length >= 0, value.utf8.allSatisfy({ (48...57).contains($0) }) { return length }
+        var length: Int64?
+        for item in value.split(separator: ",", omittingEmptySubsequences: false) {
+            let digits = item.trimmingCharacters(in: .whitespaces)
+            guard !digits.isEmpty, digits.utf8.allSatisfy({ (48...57).contains($0) }), let value = Int64(digits),
+                length == nil || length == value
+            else { return nil }
+            length = value
+        }
+        return length
     }
 
     /// Forgets everything: the transfer goes again on a fresh connection.
