@@ -11,7 +11,8 @@ What it does, in order:
      and the test files served under /bytes/;
   2. starts the services in SERVICES (httpbin under gunicorn, nginx with eight
      server blocks, the OAuth2 server if Tests/Servers/oauth/server.py exists,
-     the forward proxy Tests/Servers/proxy.py, the fault server Tests/Servers/faults.py;
+     the forward proxy Tests/Servers/proxy.py, the fault server Tests/Servers/faults.py,
+     the conformance server Tests/Servers/conformance.py;
      PostgreSQL only when asked for with --with postgres or --only),
      plus an in-process raw-socket upstream that nginx proxies /truncated,
      /stall and /echo to;
@@ -60,6 +61,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OAUTH_SERVER = os.path.join(HERE, "oauth", "server.py")
 PROXY_SERVER = os.path.join(HERE, "proxy.py")
 FAULTS_SERVER = os.path.join(HERE, "faults.py")
+CONFORMANCE_SERVER = os.path.join(HERE, "conformance.py")
 PROXY_USER, PROXY_PASSWORD = "proxyuser", "proxypass"
 READY_TIMEOUT = float(os.environ.get("COURIER_SERVERS_READY_TIMEOUT", "30"))
 SCHEMA_VERSION = 1
@@ -981,6 +983,26 @@ def launch_faults(ctx: Context) -> Launch:
     return Launch(argv=[sys.executable, FAULTS_SERVER, "--port", str(ctx.ports["faults"]["http"])], cwd=ctx.work)
 
 
+# Whether conformance.py can serve HTTP/2 here: its TLS port needs the h2 package.
+CONFORMANCE_HTTP2 = importlib.util.find_spec("h2") is not None
+
+
+def launch_conformance(ctx: Context) -> Launch:
+    p = ctx.ports["conformance"]
+    argv = [sys.executable, CONFORMANCE_SERVER, "--http-port", str(p["http"]), "--raw-port", str(p["raw"])]
+    if "tls" in p:
+        argv += ["--tls-port", str(p["tls"]), "--cert", ctx.pki["leaf_chain"], "--key", ctx.pki["leaf_key"]]
+    return Launch(argv=argv, cwd=ctx.work)
+
+
+def conformance_urls(ctx: Context) -> dict[str, str]:
+    p = ctx.ports["conformance"]
+    urls = {"conformance": _url("http", p["http"]), "conformance_raw": _url("http", p["raw"])}
+    if "tls" in p:
+        urls["conformance_tls"] = _url("https", p["tls"])
+    return urls
+
+
 def launch_oauth_tls(ctx: Context) -> Launch:
     """A TLS front (nginx, the suite's leaf certificate) for the OAuth2 servers: a secured
     Courier client sends credentials over TLS only. One server block per upstream."""
@@ -1172,6 +1194,14 @@ SERVICES: list[ServiceSpec] = [
                 available=lambda: None if os.path.exists(FAULTS_SERVER) else f"{FAULTS_SERVER} does not exist",
                 probe={"http": "/admin/stats"},
                 urls=lambda ctx: {"faults": _url("http", ctx.ports["faults"]["http"])}),
+    # The client conformance server (stdlib asyncio): `http` plain HTTP/1.1, `raw` answers that are
+    # not (quite) HTTP, `tls` the same routes as `http` over TLS with HTTP/2 through ALPN (only with
+    # the h2 package; without it there is no `tls` port and urls has no conformance_tls).
+    ServiceSpec("conformance", ["http", "raw"] + (["tls"] if CONFORMANCE_HTTP2 else []), launch_conformance,
+                available=lambda: None if os.path.exists(CONFORMANCE_SERVER) else f"{CONFORMANCE_SERVER} does not exist",
+                probe={"http": "/200"},
+                info=lambda ctx: {"http2": CONFORMANCE_HTTP2},
+                urls=conformance_urls),
     # The OAuth2 servers behind TLS (nginx, the suite's leaf certificate), for tests that reach
     # them from another process through a secured Courier client (--only ...,oauth,oauth_tls).
     ServiceSpec("oauth_tls", ["oauth", "gateway"], launch_oauth_tls, default=False,

@@ -165,6 +165,15 @@ struct TestEnvironment: Sendable {
     /// statuses with `Retry-After`, resets, and per-key counters (`faultStats(key:)` in
     /// FaultServer.swift). Plain HTTP/1.1, keep-alive.
     let faults: URL
+    /// The conformance server (`Tests/Servers/conformance.py`): its routes over plain HTTP/1.1,
+    /// keep-alive (`/request`, `/echo`, `/speak`, `/trailers`, …).
+    let conformance: URL
+    /// The conformance server's answers that are not, or not quite, valid HTTP (`/not_http`,
+    /// `/incomplete_body`, …); each closes its connection.
+    let conformanceRaw: URL
+    /// The routes of `conformance` over TLS (the suite's leaf chain), HTTP/2 through ALPN;
+    /// `nil` when serve.py could not offer it (the h2 package is missing).
+    let conformanceTLS: URL?
 
     // PKI (PEM files).
     /// The trusted root CA: the CA bundle to pin/trust for `https`, `mtls`, `tls12`,
@@ -506,6 +515,9 @@ private struct ReadyFile: Decodable {
             proxyUsername: services["proxy"]?.username,
             proxyPassword: services["proxy"]?.password,
             faults: try requiredURL("faults", service: "faults"),
+            conformance: try requiredURL("conformance", service: "conformance"),
+            conformanceRaw: try requiredURL("conformance_raw", service: "conformance"),
+            conformanceTLS: try optionalURL("conformance_tls"),
             caBundle: try pkiPath("ca_bundle"),
             intermediateCA: try pkiPath("intermediate_ca"),
             leafCertificate: try pkiPath("leaf_cert"),
