@@ -590,8 +590,7 @@ class HTTP2Exchange(Exchange):
     async def start(self, status: int, headers: list[tuple[str, str]] | None = None,
                     length: int | None = None) -> None:
         self.status = status
-        fields = [(":status", str(status))] + [(n.lower(), v) for n, v in (headers or [])
-                                                if n.lower() != "trailer"]
+        fields = [(":status", str(status))] + [(n.lower(), v) for n, v in (headers or [])]
         if length is not None and not bodiless(status):
             fields.append(("content-length", str(length)))
         self.connection.send_headers(self.stream_id, fields)
@@ -632,7 +631,7 @@ class HTTP2Connection:
 
         try:
             self.h2.acknowledge_received_data(count, stream_id)
-        except h2.exceptions.StreamClosedError:
+        except h2.exceptions.ProtocolError:  # the stream is gone: nothing to give back
             pass
         self.flush()
 
@@ -670,7 +669,7 @@ class HTTP2Connection:
 
         try:
             await dispatch(ex)
-        except (ClientGone, ConnectionError, h2.exceptions.StreamClosedError):
+        except (ClientGone, ConnectionError, h2.exceptions.ProtocolError):
             pass
         finally:
             self.streams.pop(ex.stream_id, None)
