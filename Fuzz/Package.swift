@@ -8,7 +8,7 @@ import PackageDescription
 // parsers. Each target's top-level code hands its function to libFuzzer (`Fuzzer.run`).
 let fuzzTargets = [
     "FuzzChallenge", "FuzzTokenResponse", "FuzzDiscovery", "FuzzXML", "FuzzTokenStoreFile", "FuzzMediaType",
-    "FuzzRetryAfter", "FuzzResponseHead", "FuzzBackoff",
+    "FuzzRetryAfter", "FuzzResponseHead", "FuzzBackoff", "FuzzChunkedBody", "FuzzAuthority",
 ]
 
 let package = Package(

@@ -11,7 +11,8 @@
 #       test), nginx with the ssl + http_v2 modules, postgresql (the CourierPostgres tests:
 #       initdb, postgres, pg_ctl, pg_isready), openssl
 #       (the test PKI), curl, pkg-config, python3 + pip.
-# pip:  the pinned set below, installed into the `python3` on PATH (the one that
+# pip:  the pinned set below plus each Tests/Servers/*/requirements.txt (e.g. `h2` for
+#       Tests/Servers/h2faults.py), installed into the `python3` on PATH (the one that
 #       Tests/Servers/serve.py runs under).
 set -euo pipefail
 
@@ -142,6 +143,6 @@ if ((CHECK_ONLY)); then
 fi
 
 # Final sanity check: the imports serve.py relies on.
-"$PY" -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("httpbin", "gunicorn", "flask", "authlib", "brotlicffi")))' || {
+"$PY" -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("httpbin", "gunicorn", "flask", "authlib", "brotlicffi", "h2")))' || {
   log "python imports still failing after install (python: $(command -v "$PY"))"; exit 1; }
 log "ok"

@@ -440,7 +440,7 @@ func sample_HandlingErrors_2() async throws {
 
 // Documentation.docc/Articles/HandlingErrors.md, sample 3
 func sample_HandlingErrors_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/HandlingErrors.md", line: 101)
+#sourceLocation(file: "Documentation.docc/Articles/HandlingErrors.md", line: 104)
     do {
         _ = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
     } catch let error as CourierError {
@@ -716,7 +716,7 @@ func sample_RetriesRedirectsAndTimeouts_2() async throws {
 
 // Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md, sample 3
 func sample_RetriesRedirectsAndTimeouts_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 141)
+#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 144)
     var request = ResourceRequest(path: "/api/report")
     request.deadline = .now + .seconds(2)
 #sourceLocation()
@@ -886,7 +886,44 @@ func sample_TransfersAndTasks_1() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 2
 func sample_TransfersAndTasks_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 105)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 96)
+    let response = try await session.stream(HTTPRequest(method: .get, path: "/export"))
+    var digest = SHA256()
+    for try await chunk in response.body { digest.update(data: chunk) }
+    let expected = response.trailerFields[HTTPField.Name("X-Checksum")!]
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/TransfersAndTasks.md, sample 3
+func sample_TransfersAndTasks_3() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 109)
+    let chunks = AsyncStream<Data> { continuation in
+        continuation.yield(Data("Hello World".utf8))
+        continuation.finish()
+    }
+    let body = RequestBody.stream(chunks) { [HTTPField.Name("X-Checksum")!: "abc123"] }
+    let upload = try await session.send(HTTPRequest(method: .post, path: "/upload"), body: body)
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/TransfersAndTasks.md, sample 4
+func sample_TransfersAndTasks_4() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 127)
+    let (upload, writer) = AsyncStream<Data>.makeStream()
+    let conversation = try await session.stream(
+        HTTPRequest(method: .post, path: "/speak"),
+        body: .stream(upload)
+    )
+    for try await chunk in conversation.body {
+        writer.yield(chunk)  // answer each chunk as it comes
+    }
+    writer.finish()  // the response ended; now end the request body too
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/TransfersAndTasks.md, sample 5
+func sample_TransfersAndTasks_5() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 159)
     let task = session.task(for: HTTPRequest(method: .get, path: "/video.mp4"))
     Task {
         for await event in task.events {
@@ -904,9 +941,9 @@ func sample_TransfersAndTasks_2() async throws {
 #sourceLocation()
 }
 
-// Documentation.docc/Articles/TransfersAndTasks.md, sample 3
-func sample_TransfersAndTasks_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 127)
+// Documentation.docc/Articles/TransfersAndTasks.md, sample 6
+func sample_TransfersAndTasks_6() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 181)
     let upload = session.task(
         for: HTTPRequest(method: .put, path: "/backups/db.tar"),
         body: try .file(atPath: "/var/backups/db.tar")

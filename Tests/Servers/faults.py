@@ -28,6 +28,29 @@ unless the request says `Connection: close`. Routes (query parameters are option
     answered with a reset, "paths": {path: requests}, "key": {"requests", "answered",
     "dropped", "methods": [...], "times": [arrival, wall-clock seconds], "answer_times":
     [...], "retry_after_dates": [the dates sent, seconds]}} (the key entry only with `key=K`).
+/raw?answer=A
+    Answers bytes that are not a valid HTTP response, then closes: `not-http` (`HELLO WORLD`),
+    `bad-case` (`Http/1.1 200 OK`), `status-1000`, `status-99`, `status-0` (out of 100-999),
+    `no-status` (a head of fields only), `no-reason` (`HTTP/1.1 200`, valid).
+/stall-after?bytes=N[&seconds=S]
+    A head announcing N + 1 MiB bytes, N body bytes, then nothing for S (30) seconds.
+/encoding?kind=K
+    A body the client cannot decode: `unknown` (`Content-Encoding: br2`), `corrupt` (gzip
+    whose compressed bytes are damaged).
+/trailers
+    A chunked body `Response body` with the trailer fields `X-Trailer-One: first-value`,
+    `X-Trailer-Two: second-value` and `X-Checksum: abc123`.
+/echo-trailers
+    JSON {"method", "body", "headers", "trailers"} of the request, its chunked body's trailer
+    fields included (names lowercased).
+/speak?rounds=N[&key=K]
+    Full duplex, for a chunked request body: the head at once, then N times one chunk `A`
+    followed by one byte read from the request body; then the last chunk, while the request
+    body is still open; then the rest of the request body is read to its end (the key's
+    `request_ended` turns true; `echoed` counts the bytes read).
+/no-read?seconds=S
+    Reads the request head and not its body, answers nothing for S (30) seconds: an upload
+    stalls once the socket buffers are full.
 POST /admin/reset
     Forgets every counter and key.
 
@@ -67,10 +90,15 @@ class Stats:
 
     def key(self, key: str) -> dict:
         return self.keys.setdefault(key, {"requests": 0, "answered": 0, "dropped": 0, "methods": [],
-                                          "times": [], "answer_times": [], "retry_after_dates": []})
+                                          "times": [], "answer_times": [], "retry_after_dates": [],
+                                          "echoed": 0, "request_ended": False})
 
 
 STATS = Stats()
+
+
+# Routes whose handler reads the request body itself (or never).
+STREAMING_PATHS = {"/speak", "/no-read"}
 
 
 class Request:
@@ -79,6 +107,7 @@ class Request:
         self.target = target
         self.headers = headers
         self.body = body
+        self.trailers: dict[str, str] = {}
         url = urlsplit(target)
         self.path = url.path
         self.query = {k: v[-1] for k, v in parse_qs(url.query).items()}
@@ -118,19 +147,50 @@ class Connection:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
         body = b""
-        if headers.get("transfer-encoding", "").lower() == "chunked":
-            body = self._read_chunked()
-            if body is None:
+        trailers: dict[str, str] = {}
+        if urlsplit(parts[1]).path in STREAMING_PATHS:
+            pass
+        elif headers.get("transfer-encoding", "").lower() == "chunked":
+            read = self._read_chunked()
+            if read is None:
                 return None
+            body, trailers = read
         else:
             length = int(headers.get("content-length", "0") or "0")
             while len(self.buf) < length:
                 if not self._fill():
                     return None
             body, self.buf = self.buf[:length], self.buf[length:]
-        return Request(parts[0], parts[1], headers, body)
+        request = Request(parts[0], parts[1], headers, body)
+        request.trailers = trailers
+        return request
 
-    def _read_chunked(self) -> bytes | None:
+    def read_exactly(self, count: int) -> bytes | None:
+        while len(self.buf) < count:
+            if not self._fill():
+                return None
+        data, self.buf = self.buf[:count], self.buf[count:]
+        return data
+
+    def read_chunk(self) -> bytes | None:
+        """One chunk of a chunked body: its data, b"" for the last chunk (trailers read)."""
+        while b"\r\n" not in self.buf:
+            if not self._fill():
+                return None
+        line, _, self.buf = self.buf.partition(b"\r\n")
+        size = int(line.split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            while True:  # the trailer section ends with an empty line
+                while b"\r\n" not in self.buf:
+                    if not self._fill():
+                        return None
+                field, _, self.buf = self.buf.partition(b"\r\n")
+                if not field:
+                    return b""
+        data = self.read_exactly(size + 2)
+        return None if data is None else data[:size]
+
+    def _read_chunked(self) -> tuple[bytes, dict[str, str]] | None:
         body = b""
         while True:
             while b"\r\n" not in self.buf:
@@ -139,16 +199,16 @@ class Connection:
             line, _, self.buf = self.buf.partition(b"\r\n")
             size = int(line.split(b";")[0].strip() or b"0", 16)
             if size == 0:
-                while b"\r\n" not in self.buf:  # trailers end with an empty line
-                    if not self._fill():
-                        return None
-                while not self.buf.startswith(b"\r\n"):
-                    _, _, self.buf = self.buf.partition(b"\r\n")
+                trailers: dict[str, str] = {}
+                while True:  # the trailer section ends with an empty line
                     while b"\r\n" not in self.buf:
                         if not self._fill():
                             return None
-                self.buf = self.buf[2:]
-                return body
+                    field, _, self.buf = self.buf.partition(b"\r\n")
+                    if not field:
+                        return body, trailers
+                    name, _, value = field.decode("latin-1").partition(":")
+                    trailers[name.strip().lower()] = value.strip()
             while len(self.buf) < size + 2:
                 if not self._fill():
                     return None
@@ -317,6 +377,84 @@ def handle(conn: Connection) -> None:
                 chunk(compressor.flush())
                 conn.sock.sendall(b"0\r\n\r\n")
                 answered(entry)
+            elif request.path == "/raw":
+                answers = {
+                    "not-http": b"HELLO WORLD\r\n",
+                    "bad-case": b"Http/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+                    "status-1000": b"HTTP/1.1 1000 Big\r\nContent-Length: 2\r\n\r\nok",
+                    "status-99": b"HTTP/1.1 099 Small\r\nContent-Length: 2\r\n\r\nok",
+                    "status-0": b"HTTP/1.1 000 None\r\nContent-Length: 2\r\n\r\nok",
+                    "no-status": b"Content-Length: 2\r\n\r\nok",
+                    "no-reason": b"HTTP/1.1 200\r\nContent-Length: 2\r\n\r\nok",
+                }
+                conn.sock.sendall(answers.get(request.query.get("answer", ""), b"?"))
+                answered(entry)
+                return
+            elif request.path == "/stall-after":
+                sent = request.int_arg("bytes", 0)
+                conn.sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                                  + f"Content-Length: {sent + (1 << 20)}\r\n\r\n".encode() + b"x" * sent)
+                answered(entry)
+                conn.sock.settimeout(float(request.int_arg("seconds", 30)))
+                try:
+                    conn.sock.recv(1)
+                except OSError:
+                    pass
+                return
+            elif request.path == "/encoding":
+                if request.query.get("kind") == "unknown":
+                    body, encoding = b"not decodable", "br2"
+                else:
+                    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+                    good = compressor.compress(b"a body that will be damaged " * 64) + compressor.flush()
+                    body, encoding = good[:10] + bytes(b ^ 0x5A for b in good[10:]), "gzip"
+                answered(entry)
+                conn.send(200, body, {"Content-Encoding": encoding}, close=close)
+            elif request.path == "/trailers":
+                answered(entry)
+                conn.sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                                  b"Transfer-Encoding: chunked\r\nTrailer: X-Trailer-One, X-Trailer-Two, X-Checksum\r\n\r\n"
+                                  b"8\r\nResponse\r\n5\r\n body\r\n0\r\n"
+                                  b"X-Trailer-One: first-value\r\nX-Trailer-Two: second-value\r\n"
+                                  b"X-Checksum: abc123\r\n\r\n")
+            elif request.path == "/echo-trailers":
+                answered(entry)
+                echo = {"method": request.method, "body": request.body.decode("latin-1"),
+                        "headers": request.headers, "trailers": request.trailers}
+                conn.send(200, json.dumps(echo).encode(), {"Content-Type": "application/json"}, close=close)
+            elif request.path == "/speak":
+                conn.sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                                  b"Transfer-Encoding: chunked\r\n\r\n")
+                pending = b""
+                for _ in range(request.int_arg("rounds", 10)):
+                    conn.sock.sendall(b"1\r\nA\r\n")
+                    while not pending:
+                        chunk = conn.read_chunk()
+                        if not chunk:  # the request body ended or the connection closed
+                            return
+                        pending += chunk
+                    pending = pending[1:]
+                    if entry is not None:
+                        with STATS.lock:
+                            entry["echoed"] += 1
+                conn.sock.sendall(b"0\r\n\r\n")
+                answered(entry)
+                while True:  # the request body goes on until the client ends it
+                    chunk = conn.read_chunk()
+                    if chunk is None:
+                        return
+                    if chunk == b"":
+                        break
+                    if entry is not None:
+                        with STATS.lock:
+                            entry["echoed"] += len(chunk)
+                if entry is not None:
+                    with STATS.lock:
+                        entry["request_ended"] = True
+            elif request.path == "/no-read":
+                conn.sock.settimeout(float(request.int_arg("seconds", 30)))
+                time.sleep(float(request.int_arg("seconds", 30)))
+                return
             elif request.path == "/hang":
                 conn.sock.settimeout(float(request.int_arg("seconds", 30)))
                 try:

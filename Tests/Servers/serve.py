@@ -12,20 +12,24 @@ What it does, in order:
   2. starts the services in SERVICES (httpbin under gunicorn, nginx with eight
      server blocks, the OAuth2 server if Tests/Servers/oauth/server.py exists,
      the forward proxy Tests/Servers/proxy.py, the fault server Tests/Servers/faults.py,
-     the conformance server Tests/Servers/conformance.py;
+     the HTTP/2 fault server Tests/Servers/h2faults.py, the conformance server
+     Tests/Servers/conformance.py;
      PostgreSQL only when asked for with --with postgres or --only),
      plus an in-process raw-socket upstream that nginx proxies /truncated,
      /stall and /echo to;
   3. waits until every port accepts connections, then writes PATH atomically
      (JSON, schema in Tests/Servers/README.md);
   4. runs until stdin reaches EOF (the test process died or closed its pipe),
-     or SIGTERM/SIGINT/SIGHUP; then stops every child's whole process group
-     and removes the work dir (unless --keep).
+     its parent exits, or SIGTERM/SIGINT/SIGHUP; then stops every child's whole
+     process group and session, and whatever else is still below it, and removes
+     the work dir (unless --keep).
 
-No orphans: children run in their own sessions with PR_SET_PDEATHSIG=SIGTERM,
-and a small janitor process (this file with --janitor, in its own session)
-kills every child group and removes the work dir if this supervisor is killed
-with SIGKILL.
+No orphans: children run in their own sessions with PR_SET_PDEATHSIG=SIGTERM;
+this supervisor is a child subreaper, so what a server leaves behind stays below
+it; a write to a stdout or stderr whose reader is gone never stops it from
+stopping; and a small janitor process (this file with --janitor, in its own
+session) kills every child group and session, and every process it saw below
+the supervisor, and removes the work dir if this supervisor is killed with SIGKILL.
 
 Use --no-stdin when running it by hand in the background (then only signals stop it).
 """
@@ -61,6 +65,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OAUTH_SERVER = os.path.join(HERE, "oauth", "server.py")
 PROXY_SERVER = os.path.join(HERE, "proxy.py")
 FAULTS_SERVER = os.path.join(HERE, "faults.py")
+H2FAULTS_SERVER = os.path.join(HERE, "h2faults.py")
 CONFORMANCE_SERVER = os.path.join(HERE, "conformance.py")
 PROXY_USER, PROXY_PASSWORD = "proxyuser", "proxypass"
 READY_TIMEOUT = float(os.environ.get("COURIER_SERVERS_READY_TIMEOUT", "30"))
@@ -68,7 +73,32 @@ SCHEMA_VERSION = 1
 
 
 def log(msg: str) -> None:
-    print(f"[serve.py {os.getpid()} {time.strftime('%H:%M:%S')}.{int(time.time() * 1000) % 1000:03d}] {msg}", file=sys.stderr, flush=True)
+    emit(f"[serve.py {os.getpid()} {time.strftime('%H:%M:%S')}.{int(time.time() * 1000) % 1000:03d}] {msg}",
+         sys.stderr)
+
+
+def emit(text: str, stream) -> None:
+    """Writes a line, and never raises.
+
+    stdout and stderr may be a pipe the test process reads: once it has exited, every
+    write fails (EPIPE). A failed write must not take down the thread that was about to
+    stop the servers, so the output goes to /dev/null from then on.
+    """
+    try:
+        print(text, file=stream, flush=True)
+    except (OSError, ValueError):
+        silence_output()
+
+
+def silence_output() -> None:
+    """Points stdout and stderr at /dev/null (what is still buffered goes there too)."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os.close(null)
+    except OSError:
+        pass
 
 
 class StartupError(Exception):
@@ -84,6 +114,7 @@ class Shutdown(BaseException):
 _libc = ctypes.CDLL(None, use_errno=True)
 _prctl = _libc.prctl
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 def _child_preexec(parent_pid: int) -> Callable[[], None]:
@@ -97,58 +128,118 @@ def _child_preexec(parent_pid: int) -> Callable[[], None]:
     return setup
 
 
-def group_alive(pgid: int) -> bool:
-    """True while the process group has a member that is not a zombie.
+@dataclass(frozen=True)
+class ProcEntry:
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    start: int  # start time in clock ticks since boot: tells a reused pid apart
+    zombie: bool
 
-    (killpg(pgid, 0) alone also counts zombies, e.g. gunicorn workers orphaned by
-    a SIGKILLed master wait for PID 1 to reap them, which can take seconds.)
-    """
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
+
+def process_table() -> list[ProcEntry]:
+    """Every process /proc shows, or [] when it cannot be read."""
     try:
         pids = [int(e) for e in os.listdir("/proc") if e.isdigit()]
     except OSError:
-        return True
+        return []
+    table = []
     for pid in pids:
         try:
             with open(f"/proc/{pid}/stat", "rb") as f:
                 stat = f.read()
         except OSError:
             continue
-        # pid (comm) state ppid pgrp ...; comm may contain spaces and parens.
+        # pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+        # utime stime cutime cstime priority nice threads itrealvalue starttime ...;
+        # comm may contain spaces and parens.
         fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
+        if len(fields) < 20:
+            continue
+        table.append(ProcEntry(pid, int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]),
+                               fields[0] == b"Z"))
+    return table
+
+
+def descendants(root: int, table: list[ProcEntry] | None = None) -> list[ProcEntry]:
+    """The processes below `root` in the process tree (not `root` itself)."""
+    table = process_table() if table is None else table
+    children: dict[int, list[ProcEntry]] = {}
+    for e in table:
+        children.setdefault(e.ppid, []).append(e)
+    found: list[ProcEntry] = []
+    todo = [root]
+    while todo:
+        for e in children.get(todo.pop(), []):
+            found.append(e)
+            todo.append(e.pid)
+    return found
+
+
+def members(ids: list[int], table: list[ProcEntry] | None = None) -> list[ProcEntry]:
+    """Live (non-zombie) processes whose process group or session is one of `ids`.
+
+    Each child runs in a session of its own whose id is its pid, so this finds a
+    child and everything it started, also what moved to a process group of its own.
+    (killpg(pgid, 0) alone also counts zombies, e.g. gunicorn workers orphaned by a
+    SIGKILLed master wait for a parent to reap them.)
+    """
+    wanted = set(ids)
+    table = process_table() if table is None else table
+    return [e for e in table if not e.zombie and (e.pgid in wanted or e.sid in wanted)]
+
+
+def group_alive(pgid: int) -> bool:
+    """True while the process group or session has a member that is not a zombie."""
+    return bool(members([pgid]))
+
+
+def signal_members(ids: list[int], sig: int | dict[int, int]) -> None:
+    """Signals each process group in `ids`, and every process in those groups and sessions."""
+    def pick(i: int) -> int:
+        return sig.get(i, signal.SIGTERM) if isinstance(sig, dict) else sig
+    for pgid in ids:
+        try:
+            os.killpg(pgid, pick(pgid))
+        except (ProcessLookupError, PermissionError):
+            pass
+    for e in members(ids):
+        key = e.sid if e.sid in ids else e.pgid
+        try:
+            os.kill(e.pid, pick(key))
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def kill_groups(pgids: list[int], grace: float, reap: Callable[[], None] = lambda: None,
                 signals: dict[int, int] | None = None) -> None:
-    """Signal each process group (SIGTERM unless `signals` says otherwise), wait up
-    to `grace` seconds, then SIGKILL what is left.
+    """Signal each process group and session (SIGTERM unless `signals` says otherwise),
+    wait up to `grace` seconds, then SIGKILL what is left.
 
     `reap` must wait() for our own children: a zombie still counts as a group member.
     """
-    for pgid in pgids:
-        try:
-            os.killpg(pgid, (signals or {}).get(pgid, signal.SIGTERM))
-        except (ProcessLookupError, PermissionError):
-            pass
+    signal_members(pgids, signals or {})
     deadline = time.monotonic() + grace
     alive = list(pgids)
     while alive and time.monotonic() < deadline:
         time.sleep(0.02)
         reap()
         alive = [g for g in alive if group_alive(g)]
-    for pgid in alive:
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    if alive:
+        signal_members(alive, signal.SIGKILL)
+
+
+def kill_remembered(seen: dict[int, int]) -> None:
+    """SIGKILLs each pid in `seen` (pid -> start time) that is still the same process."""
+    current = {e.pid: e for e in process_table()}
+    for pid, start in seen.items():
+        e = current.get(pid)
+        if e and e.start == start and not e.zombie:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def janitor_main() -> int:
@@ -156,25 +247,51 @@ def janitor_main() -> int:
 
     Commands: `pgid N` (watch a child group), `release N` (it was reaped),
     `path P` (remove on cleanup), `done` (the supervisor cleaned up itself).
+
+    While it waits it notes every process below the supervisor (pid and start time):
+    the supervisor is a child subreaper, so whatever a server starts stays below it even
+    when its own parent exits. If the supervisor dies without `done`, the janitor stops
+    every child group and session, then SIGKILLs each noted process that is still alive
+    (one that left its group and session would otherwise outlive everything).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    supervisor = os.getppid()
     pgids: list[int] = []
     paths: list[str] = []
+    seen: dict[int, int] = {}
     done = False
-    for line in sys.stdin:
-        cmd, _, arg = line.strip().partition(" ")
-        if cmd == "pgid":
-            pgids.append(int(arg))
-        elif cmd == "release":
-            pgids = [g for g in pgids if g != int(arg)]
-        elif cmd == "path":
-            paths.append(arg)
-        elif cmd == "done":
-            done = True
+    buffered = b""
+    while True:
+        readable, _, _ = select.select([0], [], [], 0.5)
+        if supervisor != 1:
+            for e in descendants(supervisor):
+                if e.pid != os.getpid() and not e.zombie:
+                    seen.setdefault(e.pid, e.start)
+        if not readable:
+            continue
+        try:
+            chunk = os.read(0, 4096)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            break
+        buffered += chunk
+        *lines, buffered = buffered.split(b"\n")
+        for line in lines:
+            cmd, _, arg = line.decode(errors="replace").strip().partition(" ")
+            if cmd == "pgid":
+                pgids.append(int(arg))
+            elif cmd == "release":
+                pgids = [g for g in pgids if g != int(arg)]
+            elif cmd == "path":
+                paths.append(arg)
+            elif cmd == "done":
+                done = True
     if done and not pgids:
         return 0
     kill_groups(pgids, grace=2.0)
+    kill_remembered(seen)
     for p in paths:
         if os.path.isdir(p):
             shutil.rmtree(p, ignore_errors=True)
@@ -983,24 +1100,16 @@ def launch_faults(ctx: Context) -> Launch:
     return Launch(argv=[sys.executable, FAULTS_SERVER, "--port", str(ctx.ports["faults"]["http"])], cwd=ctx.work)
 
 
-# Whether conformance.py can serve HTTP/2 here: its TLS port needs the h2 package.
-CONFORMANCE_HTTP2 = importlib.util.find_spec("h2") is not None
+def launch_h2faults(ctx: Context) -> Launch:
+    return Launch(argv=[sys.executable, H2FAULTS_SERVER, "--port", str(ctx.ports["h2faults"]["https"]),
+                        "--cert", ctx.pki["leaf_chain"], "--key", ctx.pki["leaf_key"]], cwd=ctx.work)
 
 
 def launch_conformance(ctx: Context) -> Launch:
     p = ctx.ports["conformance"]
-    argv = [sys.executable, CONFORMANCE_SERVER, "--http-port", str(p["http"]), "--raw-port", str(p["raw"])]
-    if "tls" in p:
-        argv += ["--tls-port", str(p["tls"]), "--cert", ctx.pki["leaf_chain"], "--key", ctx.pki["leaf_key"]]
-    return Launch(argv=argv, cwd=ctx.work)
-
-
-def conformance_urls(ctx: Context) -> dict[str, str]:
-    p = ctx.ports["conformance"]
-    urls = {"conformance": _url("http", p["http"]), "conformance_raw": _url("http", p["raw"])}
-    if "tls" in p:
-        urls["conformance_tls"] = _url("https", p["tls"])
-    return urls
+    return Launch(argv=[sys.executable, CONFORMANCE_SERVER, "--http-port", str(p["http"]), "--raw-port", str(p["raw"]),
+                        "--tls-port", str(p["tls"]), "--cert", ctx.pki["leaf_chain"], "--key", ctx.pki["leaf_key"]],
+                  cwd=ctx.work)
 
 
 def launch_oauth_tls(ctx: Context) -> Launch:
@@ -1194,14 +1303,21 @@ SERVICES: list[ServiceSpec] = [
                 available=lambda: None if os.path.exists(FAULTS_SERVER) else f"{FAULTS_SERVER} does not exist",
                 probe={"http": "/admin/stats"},
                 urls=lambda ctx: {"faults": _url("http", ctx.ports["faults"]["http"])}),
-    # The client conformance server (stdlib asyncio): `http` plain HTTP/1.1, `raw` answers that are
-    # not (quite) HTTP, `tls` the same routes as `http` over TLS with HTTP/2 through ALPN (only with
-    # the h2 package; without it there is no `tls` port and urls has no conformance_tls).
-    ServiceSpec("conformance", ["http", "raw"] + (["tls"] if CONFORMANCE_HTTP2 else []), launch_conformance,
-                available=lambda: None if os.path.exists(CONFORMANCE_SERVER) else f"{CONFORMANCE_SERVER} does not exist",
+    # HTTP/2 over TLS (the `h2` package, the suite's leaf certificate): streams refused with
+    # RST_STREAM(REFUSED_STREAM) on demand, per-key counters at /stats.
+    ServiceSpec("h2faults", ["https"], launch_h2faults,
+                available=lambda: (f"{H2FAULTS_SERVER} does not exist" if not os.path.exists(H2FAULTS_SERVER)
+                                   else _need_module("h2")()),
+                urls=lambda ctx: {"h2faults": _url("https", ctx.ports["h2faults"]["https"])}),
+    # The client conformance server (asyncio): `http` plain HTTP/1.1, `raw` answers that are not
+    # (quite) HTTP, `tls` the routes of `http` over TLS, HTTP/2 through ALPN (the `h2` package).
+    ServiceSpec("conformance", ["http", "raw", "tls"], launch_conformance,
+                available=lambda: (f"{CONFORMANCE_SERVER} does not exist" if not os.path.exists(CONFORMANCE_SERVER)
+                                   else _need_module("h2")()),
                 probe={"http": "/200"},
-                info=lambda ctx: {"http2": CONFORMANCE_HTTP2},
-                urls=conformance_urls),
+                urls=lambda ctx: {"conformance": _url("http", ctx.ports["conformance"]["http"]),
+                                  "conformance_raw": _url("http", ctx.ports["conformance"]["raw"]),
+                                  "conformance_tls": _url("https", ctx.ports["conformance"]["tls"])}),
     # The OAuth2 servers behind TLS (nginx, the suite's leaf certificate), for tests that reach
     # them from another process through a secured Courier client (--only ...,oauth,oauth_tls).
     ServiceSpec("oauth_tls", ["oauth", "gateway"], launch_oauth_tls, default=False,
@@ -1315,7 +1431,8 @@ class Supervisor:
 
         self.janitor = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--janitor"],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
         self.work = tempfile.mkdtemp(prefix="courier-servers-")
         if not self.args.keep:
             self.tell_janitor(f"path {self.work}")
@@ -1440,6 +1557,53 @@ class Supervisor:
             self._release(r)
         self.running = []
 
+    def _own_pids(self) -> set[int]:
+        """Children this process waits for itself (the janitor and the services)."""
+        return {r.proc.pid for r in self.running} | ({self.janitor.pid} if self.janitor else set())
+
+    def _reap_orphans(self) -> None:
+        """Waits for exited children that were a server's (they came to us as the subreaper)."""
+        me, own = os.getpid(), self._own_pids()
+        for e in process_table():
+            if e.ppid == me and e.zombie and e.pid not in own:
+                try:
+                    os.waitpid(e.pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+
+    def _sweep_descendants(self) -> None:
+        """Stops whatever is still below this process once the children are stopped.
+
+        This process is a child subreaper, so a server's process whose parent exited (an
+        nginx worker whose master was killed, a daemon that left its session) came to us
+        instead of init: everything a server started is still below us here.
+        """
+        janitor = self.janitor.pid if self.janitor else None
+
+        def strays() -> list[ProcEntry]:
+            return [e for e in descendants(os.getpid()) if e.pid != janitor and not e.zombie]
+
+        left = strays()
+        if not left:
+            return
+        log(f"stopping {len(left)} process(es) the services left behind: {[e.pid for e in left]}")
+        sig = signal.SIGTERM
+        deadline = time.monotonic() + 2.0
+        while left:
+            for e in left:
+                try:
+                    os.kill(e.pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            time.sleep(0.02)
+            self._reap_orphans()
+            left = strays()
+            if time.monotonic() > deadline:
+                if sig == signal.SIGKILL:
+                    break
+                sig = signal.SIGKILL
+        self._reap_orphans()
+
     def ready_document(self) -> dict:
         assert self.ctx
         services = {}
@@ -1478,6 +1642,18 @@ class Supervisor:
             f.write("\n")
         os.replace(tmp, path)
 
+    def request_stop(self, why: str) -> None:
+        """Stops the supervisor from any thread: at once while it runs, and during start-up
+        too (the main thread gets SIGTERM, whose handler unwinds into `stop`)."""
+        if self.stop_event.is_set():
+            return
+        self.stop_event.set()
+        log(f"{why}; shutting down")
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+        except OSError:
+            pass
+
     def watch_stdin(self) -> None:
         def run() -> None:
             try:
@@ -1485,13 +1661,33 @@ class Supervisor:
                     pass
             except OSError:
                 pass
-            log("stdin closed; shutting down")
-            self.stop_event.set()
+            finally:
+                self.request_stop("stdin closed")
         threading.Thread(target=run, name="stdin-watch", daemon=True).start()
+
+    def watch_parent(self, parent: int) -> None:
+        """Stops when the process that started this one exits, whoever else holds the
+        write end of stdin (a process the test process started may have inherited it).
+
+        A poll of getppid(), not PR_SET_PDEATHSIG: that signal comes when the *thread*
+        that started us exits, and the test process starts us from a pool thread that
+        may exit long before the process does.
+        """
+        if parent <= 1:
+            return
+
+        def run() -> None:
+            try:
+                while os.getppid() == parent:
+                    time.sleep(0.2)
+            finally:
+                self.request_stop(f"parent process {parent} exited")
+        threading.Thread(target=run, name="parent-watch", daemon=True).start()
 
     def run(self) -> None:
         reported: set[int] = set()
         while not self.stop_event.wait(0.25):
+            self._reap_orphans()
             for r in self.running:
                 if r.proc.poll() is not None and r.proc.pid not in reported:
                     reported.add(r.proc.pid)
@@ -1503,6 +1699,7 @@ class Supervisor:
             signal.signal(sig, signal.SIG_IGN)
         t0 = time.monotonic()
         self._stop_children()
+        self._sweep_descendants()
         log(f"children stopped in {time.monotonic() - t0:.2f}s")
         if self.upstream:
             self.upstream.stop()
@@ -1580,6 +1777,7 @@ def reset_signals() -> None:
 
 
 def main() -> int:
+    parent = os.getppid()
     reset_signals()
     close_stdin_writers()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1607,18 +1805,23 @@ def main() -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, on_signal)
+    # What a server leaves behind when its parent exits comes to us, not to init: `stop`
+    # finds it below us, and so does the janitor.
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
     sup = Supervisor(args)
     status = 0
     try:
-        sup.start()
+        # Watched from the start: a test process that dies while the servers start stops them too.
         if not args.no_stdin:
             sup.watch_stdin()
+            sup.watch_parent(parent)
+        sup.start()
         for path in args.remove_on_exit:
             sup.tell_janitor(f"path {os.path.abspath(path)}")
         sup.write_ready()
         sup.started = True
-        print(f"READY {os.path.abspath(args.ready_file)}", flush=True)
+        emit(f"READY {os.path.abspath(args.ready_file)}", sys.stdout)
         sup.run()
     except Shutdown as s:
         log(f"got {s}; shutting down")
@@ -1629,7 +1832,7 @@ def main() -> int:
         log(f"internal error: {e!r}")
         status = 4
         import traceback
-        traceback.print_exc()
+        log(traceback.format_exc())
     finally:
         sup.stop()
     return status

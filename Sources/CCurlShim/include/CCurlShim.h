@@ -30,6 +30,15 @@ typedef int (*ccurl_seek_callback)(void *_Nullable userdata, int64_t offset, int
 CURLcode ccurl_easy_setopt_prereq_function(CURL *handle, ccurl_prereq_callback _Nullable callback);
 CURLcode ccurl_easy_setopt_seek_function(CURL *handle, ccurl_seek_callback _Nullable callback);
 
+/// The trailer callback (`CURLOPT_TRAILERFUNCTION`): appends the request's trailer fields to `*list`.
+typedef int (*ccurl_trailer_callback)(struct curl_slist *_Nullable *_Nonnull list, void *_Nullable userdata);
+CURLcode ccurl_easy_setopt_trailer_function(CURL *handle, ccurl_trailer_callback _Nullable callback);
+int ccurl_trailerfunc_ok(void);
+/// The debug callback (`CURLOPT_DEBUGFUNCTION`), which libcurl calls only with `CURLOPT_VERBOSE`.
+typedef int (*ccurl_debug_callback)(CURL *_Nullable handle, curl_infotype type, char *_Nullable data, size_t size, void *_Nullable userdata);
+CURLcode ccurl_easy_setopt_debug_function(CURL *handle, ccurl_debug_callback _Nullable callback);
+int ccurl_trailerfunc_abort(void);
+
 // MARK: easy info
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, int64_t *value);

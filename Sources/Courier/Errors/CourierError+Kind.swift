@@ -84,8 +84,16 @@ extension CourierError {
         /// A response header line, or the whole header section, exceeded what Courier accepts; the
         /// server sent more than any sane response head.
         public static let responseHeaderTooLarge = Kind(.responseHeaderTooLarge)
-        /// The request body could not be read or sent during the transfer.
+        /// The request body could not be read or sent during the transfer, or its trailer fields
+        /// were refused (a field that framing, routing or authentication depends on).
         public static let requestBodyFailed = Kind(.requestBodyFailed)
+        /// The server's answer is not HTTP: no status line, a malformed one (the version's case
+        /// matters: `Http/1.1` is not HTTP), or a status outside 100–999. The request reached the
+        /// server; the answer was not used.
+        public static let malformedResponse = Kind(.malformedResponse)
+        /// The response body's `Content-Encoding` is one Courier cannot decode, or its compressed
+        /// bytes are corrupt. The connection was healthy; the request is not retried.
+        public static let undecodableContent = Kind(.undecodableContent)
         /// Any other failure below HTTP; see ``CourierError/curlCode`` and
         /// ``CourierError/curlDetail``.
         public static let transportFailure = Kind(.transportFailure)
@@ -192,6 +200,8 @@ extension CourierError {
         case responseTooLarge
         case responseHeaderTooLarge
         case requestBodyFailed
+        case malformedResponse
+        case undecodableContent
         case transportFailure
         case clientError
         case serverError
@@ -231,7 +241,7 @@ extension CourierError {
             case .couldNotResolveHost, .couldNotConnect, .timedOut, .connectTimedOut, .stalled, .tlsFailure,
                 .connectionClosed, .tooManyRedirects,
                 .insecureRedirect, .proxyFailure, .responseTooLarge, .responseHeaderTooLarge, .requestBodyFailed,
-                .transportFailure:
+                .malformedResponse, .undecodableContent, .transportFailure:
                 .network
             case .clientError, .serverError, .unexpectedStatus, .undecodableBody: .status
             case .untrustedHost, .insecureScheme, .pinMismatch, .debuggerAttached, .unsupportedTLSBackend,

@@ -8,7 +8,8 @@ public import Logging
 /// Secrets never reach the log: the values of `Authorization`, `Proxy-Authorization`,
 /// `Cookie` and `Set-Cookie` are replaced by `<redacted>`, and so are the values of query
 /// parameters whose names suggest a secret (`access_token`, `password`, …).
-/// Header fields are logged at `debug` level only.
+/// Header fields, and the trailer fields of a buffered body, are logged at `debug` level only,
+/// redacted alike.
 ///
 /// ```swift
 /// let session = Session(configuration: .init(middlewares: [LoggingMiddleware(logger: logger)]))
@@ -87,6 +88,10 @@ public struct LoggingMiddleware: Middleware {
         )
         if entry.logger.logLevel <= .debug {
             entry.logger.debug("← headers \(Redaction.fields(response.headerFields))")
+            // A buffered body's trailers are there already; a stream's come after this line.
+            if !response.body.isStreamed, !response.trailerFields.isEmpty {
+                entry.logger.debug("← trailers \(Redaction.fields(response.trailerFields))")
+            }
         }
     }
 

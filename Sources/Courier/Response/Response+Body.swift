@@ -1,4 +1,5 @@
 public import Foundation
+public import HTTPTypes
 
 extension Response {
     /// The body of a ``Response``: bytes in memory, or chunks arriving from the network.
@@ -11,7 +12,8 @@ extension Response {
         public typealias Element = Data
 
         enum Storage: Sendable {
-            case buffered(Data)
+            /// The bytes, and the trailer fields when there were any.
+            case buffered(Data, trailers: HTTPFields?)
             case streamed(ResponseBodyStream.Consumer)
         }
 
@@ -19,16 +21,35 @@ extension Response {
 
         /// A buffered body holding `data`.
         public init(_ data: Data = Data()) {
-            storage = .buffered(data)
+            storage = .buffered(data, trailers: nil)
+        }
+
+        /// A buffered body holding `data` that ended with `trailerFields`.
+        ///
+        /// - Parameters:
+        ///   - data: The bytes.
+        ///   - trailerFields: The trailer section that followed them.
+        public init(_ data: Data, trailerFields: HTTPFields) {
+            storage = .buffered(data, trailers: trailerFields.isEmpty ? nil : trailerFields)
         }
 
         init(stream: ResponseBodyStream.Consumer) {
             storage = .streamed(stream)
         }
 
+        /// The trailer section: fields the server sent after the body, kept apart from the
+        /// head's fields. Empty when there were none; for a streamed body, empty until the body
+        /// has been read to its end.
+        public var trailerFields: HTTPFields {
+            switch storage {
+            case .buffered(_, let trailers): trailers ?? HTTPFields()
+            case .streamed(let consumer): consumer.stream.trailerFields ?? HTTPFields()
+            }
+        }
+
         /// The bytes of a buffered body, or `nil` for a streamed one.
         public var bufferedData: Data? {
-            if case .buffered(let data) = storage { return data }
+            if case .buffered(let data, _) = storage { return data }
             return nil
         }
 
@@ -42,7 +63,7 @@ extension Response {
         ///   transfer's error.
         public func collect(upTo maximumBytes: Int) async throws -> Data {
             switch storage {
-            case .buffered(let data):
+            case .buffered(let data, _):
                 guard data.count <= maximumBytes else { throw Self.tooLarge(maximumBytes) }
                 return data
             case .streamed(let consumer):
@@ -80,7 +101,7 @@ extension Response {
                 switch storage {
                 case .none:
                     return nil
-                case .buffered(let data):
+                case .buffered(let data, _):
                     storage = nil
                     return data.isEmpty ? nil : data
                 case .streamed(let consumer):

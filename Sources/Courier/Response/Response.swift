@@ -64,6 +64,11 @@ public struct Response: Sendable {
     /// The header fields; lookups by `HTTPField.Name` or ``subscript(header:)`` ignore case.
     public var headerFields: HTTPFields { head.headerFields }
 
+    /// The trailer fields: sent after the body, kept apart from ``headerFields``. Empty when the
+    /// server sent none; for a streamed body, empty until the body has been read to its end.
+    ///
+    /// Logging redacts them as it does header fields.
+    public var trailerFields: HTTPFields { body.trailerFields }
     /// Whether the status is in 200–299.
     public var isSuccessful: Bool { (200...299).contains(head.status.code) }
 

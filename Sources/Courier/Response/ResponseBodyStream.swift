@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Synchronization
 
 /// The hand-over of streamed response chunks from a transport's thread to one consumer.
@@ -14,6 +15,7 @@ final class ResponseBodyStream: Sendable {
         var producerPaused = false
         var finished = false
         var failure: (any Error)?
+        var trailers: HTTPFields?
         var waiter: CheckedContinuation<Data?, any Error>?
     }
 
@@ -52,12 +54,19 @@ final class ResponseBodyStream: Sendable {
         }
     }
 
-    /// Ends the stream, with an error when the transfer failed.
-    func finish(throwing error: (any Error)? = nil) {
+    /// The trailer fields the body ended with, once it ended with some.
+    var trailerFields: HTTPFields? {
+        state.withLock { $0.trailers }
+    }
+
+    /// Ends the stream, with an error when the transfer failed, or with the trailer fields
+    /// that followed the body.
+    func finish(throwing error: (any Error)? = nil, trailers: HTTPFields? = nil) {
         let waiter = state.withLock { state -> CheckedContinuation<Data?, any Error>? in
             guard !state.finished else { return nil }
             state.finished = true
             state.failure = error
+            state.trailers = trailers
             defer { state.waiter = nil }
             return state.waiter
         }

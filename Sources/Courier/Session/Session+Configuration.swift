@@ -26,8 +26,10 @@ extension Session {
         /// has arrived, or `nil` for no limit; past it the request fails with
         /// ``CourierError/Kind/stalled``. This, not ``timeout``, bounds the body of a streamed
         /// response, so a long download is not cut off while it moves; a stream paused because
-        /// its consumer is behind is not stalled. Until the head arrives, ``timeout`` alone
-        /// bounds the wait, so a server that takes long to answer is not taken for a stalled one.
+        /// its consumer is behind is not stalled. Before the head, only a request body that stops
+        /// going out stalls (the server stopped reading it); once the request is sent,
+        /// ``timeout`` alone bounds the wait, so a server that takes long to answer is not taken
+        /// for a stalled one.
         public var stallTimeout: Duration?
         /// The most redirects followed; `0` hands every redirect response to the caller.
         /// Redirects never go from HTTPS to HTTP and never carry credentials to another origin;

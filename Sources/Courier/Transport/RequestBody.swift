@@ -1,4 +1,5 @@
 public import Foundation
+public import HTTPTypes
 
 /// The body of a request: bytes in memory, a file streamed from disk, or an async sequence.
 ///
@@ -8,7 +9,14 @@ public struct RequestBody: Sendable {
     enum Storage: Sendable {
         case data(Data)
         case file(path: String, length: Int64)
-        case stream(length: Int64?, replayable: Bool, pump: @Sendable (RequestBodyWriter) async throws -> Void)
+        /// Chunks a pump writes; `trailers` when the body ends with trailer fields (which the
+        /// pump hands to the writer after the last chunk).
+        case stream(
+            length: Int64?,
+            replayable: Bool,
+            trailers: Bool,
+            pump: @Sendable (RequestBodyWriter) async throws -> Void
+        )
     }
 
     let storage: Storage
@@ -51,10 +59,49 @@ public struct RequestBody: Sendable {
         length: Int64? = nil
     ) -> RequestBody where Chunks.Element == Data {
         RequestBody(
-            storage: .stream(length: length, replayable: false) { writer in
+            storage: .stream(length: length, replayable: false, trailers: false) { writer in
                 for try await chunk in sequence where !chunk.isEmpty {
                     try await writer.write(chunk)
                 }
+            }
+        )
+    }
+
+    /// A body produced by an async sequence of byte chunks that ends with trailer fields.
+    ///
+    /// Trailer fields follow the body: a checksum or a signature computed while the chunks went
+    /// out, say. They travel in HTTP/1.1's chunked encoding, so a request with this body uses
+    /// HTTP/1.1 even where the server offers HTTP/2, and the body is sent chunked whatever
+    /// `length` says. Fields that framing, routing or authentication depend on
+    /// (`Content-Length`, `Transfer-Encoding`, `Host`, `Authorization`, `Trailer`, and the
+    /// like) cannot be trailers: the request then fails with
+    /// ``CourierError/Kind/requestBodyFailed`` and the server sees an unfinished body.
+    ///
+    /// ```swift
+    /// let chunks = AsyncStream<Data> { continuation in
+    ///     continuation.yield(Data("Hello World".utf8))
+    ///     continuation.finish()
+    /// }
+    /// let body = RequestBody.stream(chunks) {
+    ///     [HTTPField.Name("X-Checksum")!: "abc123"]
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - sequence: The chunks. It is iterated once, at the first attempt.
+    ///   - length: Unused for the framing (the body goes chunked); kept as ``length``.
+    ///   - trailerFields: Called once after the last chunk; returns the trailer fields.
+    public static func stream<Chunks: AsyncSequence & Sendable>(
+        _ sequence: Chunks,
+        length: Int64? = nil,
+        trailerFields: @escaping @Sendable () async throws -> HTTPFields
+    ) -> RequestBody where Chunks.Element == Data {
+        RequestBody(
+            storage: .stream(length: length, replayable: false, trailers: true) { writer in
+                for try await chunk in sequence where !chunk.isEmpty {
+                    try await writer.write(chunk)
+                }
+                writer.setTrailers(try await trailerFields())
             }
         )
     }
@@ -71,7 +118,7 @@ public struct RequestBody: Sendable {
         _ makeChunks: @escaping @Sendable () -> Chunks
     ) -> RequestBody where Chunks.Element == Data {
         RequestBody(
-            storage: .stream(length: length, replayable: true) { writer in
+            storage: .stream(length: length, replayable: true, trailers: false) { writer in
                 for try await chunk in makeChunks() where !chunk.isEmpty {
                     try await writer.write(chunk)
                 }
@@ -84,14 +131,25 @@ public struct RequestBody: Sendable {
         switch storage {
         case .data(let data): Int64(data.count)
         case .file(_, let length): length
-        case .stream(let length, _, _): length
+        case .stream(let length, _, _, _): length
         }
     }
 
     /// Whether the body can be sent more than once (memory and file bodies can).
     public var isReplayable: Bool {
-        if case .stream(_, let replayable, _) = storage { return replayable }
+        if case .stream(_, let replayable, _, _) = storage { return replayable }
         return true
+    }
+
+    /// Whether the body ends with trailer fields.
+    var hasTrailers: Bool {
+        if case .stream(_, _, let trailers, _) = storage { return trailers }
+        return false
+    }
+
+    /// The length libcurl is told: none for a body with trailers, which goes chunked.
+    var framedLength: Int64? {
+        hasTrailers ? nil : length
     }
 
     /// Reads the whole body into memory.
@@ -112,7 +170,7 @@ public struct RequestBody: Sendable {
                 throw CourierError.invalidBody("cannot read file at \(path)")
             }
             return data
-        case .stream(_, _, let pump):
+        case .stream(_, _, _, let pump):
             let collector = RequestBodyWriter.collecting(limit: maximumBytes)
             try await pump(collector)
             return collector.collected()

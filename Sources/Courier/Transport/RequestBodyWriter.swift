@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Synchronization
 
 /// Receives the chunks of a streamed ``RequestBody`` and applies back-pressure to its producer.
@@ -16,6 +17,7 @@ final class RequestBodyWriter: Sendable {
         var waitingWriter: CheckedContinuation<Void, any Error>?
         var collectOnly = false
         var readerWaiting = false
+        var trailers: HTTPFields?
     }
 
     enum ReadResult {
@@ -72,6 +74,16 @@ final class RequestBodyWriter: Sendable {
                 if let resumeNow { continuation.resume(with: resumeNow) }
             }
         }
+    }
+
+    /// Sets the trailer fields the body ends with; called before ``finish(throwing:)``.
+    func setTrailers(_ trailers: HTTPFields) {
+        state.withLock { $0.trailers = trailers }
+    }
+
+    /// The trailer fields the body ends with, once set.
+    var trailers: HTTPFields? {
+        state.withLock { $0.trailers }
     }
 
     /// Marks the end of the body, or its failure.

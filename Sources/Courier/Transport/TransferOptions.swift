@@ -29,8 +29,9 @@ public struct TransferOptions: Sendable, Hashable {
         set { deadlineOffset = newValue.map(ContinuousClock.reference.duration(to:)) }
     }
     /// The longest the transfer may go without moving a byte in either direction once the
-    /// response head has arrived, or `nil` for no limit; a paused stream (its consumer is
-    /// behind) does not count as stalled. A transfer that stalls fails with
+    /// response head has arrived (and, before it, while the request body goes out), or `nil`
+    /// for no limit; a paused stream (its consumer is behind) or a suspended transfer does not
+    /// count as stalled. A transfer that stalls fails with
     /// ``CourierError/Kind/stalled``.
     public var stallTimeout: Duration?
     /// The most redirects followed; `0` returns redirect responses to the caller.

@@ -165,15 +165,20 @@ struct TestEnvironment: Sendable {
     /// statuses with `Retry-After`, resets, and per-key counters (`faultStats(key:)` in
     /// FaultServer.swift). Plain HTTP/1.1, keep-alive.
     let faults: URL
+    /// The HTTP/2 fault server (`Tests/Servers/h2faults.py`): HTTPS with the suite's leaf
+    /// certificate (trust `caBundle`), HTTP/2 only (ALPN `h2`). `/refuse-once?key=K` answers
+    /// the first stream of K with RST_STREAM(REFUSED_STREAM), `/refuse-always?key=K` every
+    /// one, `/stats?key=K` counts them (Tests/Servers/README.md). `https://127.0.0.1:P`.
+    let h2faults: URL
     /// The conformance server (`Tests/Servers/conformance.py`): its routes over plain HTTP/1.1,
     /// keep-alive (`/request`, `/echo`, `/speak`, `/trailers`, …).
     let conformance: URL
     /// The conformance server's answers that are not, or not quite, valid HTTP (`/not_http`,
     /// `/incomplete_body`, …); each closes its connection.
     let conformanceRaw: URL
-    /// The routes of `conformance` over TLS (the suite's leaf chain), HTTP/2 through ALPN;
-    /// `nil` when serve.py could not offer it (the h2 package is missing).
-    let conformanceTLS: URL?
+    /// The routes of `conformance` over TLS with the suite's leaf certificate (trust
+    /// `caBundle`), HTTP/2 when the client offers `h2` through ALPN.
+    let conformanceTLS: URL
 
     // PKI (PEM files).
     /// The trusted root CA: the CA bundle to pin/trust for `https`, `mtls`, `tls12`,
@@ -237,6 +242,11 @@ struct TestEnvironment: Sendable {
     /// `url(server)` + `path` (e.g. `"/bytes/1k"`, `"/echo"`, `"/httpbin/get?a=1"`).
     func url(_ server: NginxServer, _ path: String) -> URL {
         URL(string: url(server).absoluteString + (path.hasPrefix("/") ? path : "/" + path))!
+    }
+
+    /// `h2faults` + `path` (e.g. `"/refuse-once?key=K"`).
+    func h2FaultURL(_ path: String) -> URL {
+        URL(string: h2faults.absoluteString + (path.hasPrefix("/") ? path : "/" + path))!
     }
 
     /// A test file by name (`0`, `1k`, `1m`, `64m`, `slow`).
@@ -515,9 +525,10 @@ private struct ReadyFile: Decodable {
             proxyUsername: services["proxy"]?.username,
             proxyPassword: services["proxy"]?.password,
             faults: try requiredURL("faults", service: "faults"),
+            h2faults: try requiredURL("h2faults", service: "h2faults"),
             conformance: try requiredURL("conformance", service: "conformance"),
             conformanceRaw: try requiredURL("conformance_raw", service: "conformance"),
-            conformanceTLS: try optionalURL("conformance_tls"),
+            conformanceTLS: try requiredURL("conformance_tls", service: "conformance"),
             caBundle: try pkiPath("ca_bundle"),
             intermediateCA: try pkiPath("intermediate_ca"),
             leafCertificate: try pkiPath("leaf_cert"),

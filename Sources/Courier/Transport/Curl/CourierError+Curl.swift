@@ -40,8 +40,16 @@ extension CourierError {
             CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED:
             kind = .tlsFailure
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2,
-            CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING:
+            CURLE_HTTP2_STREAM:
             kind = .connectionClosed
+        case CURLE_BAD_CONTENT_ENCODING:
+            kind = .undecodableContent
+        case CURLE_WEIRD_SERVER_REPLY:
+            kind = .malformedResponse
+        case CURLE_UNSUPPORTED_PROTOCOL where detail.contains("HTTP/0.9") || detail.contains("response code"):
+            // libcurl refuses an answer without a status line as HTTP/0.9, and a status out of
+            // range as an unsupported protocol: the server spoke, but not HTTP.
+            kind = .malformedResponse
         case CURLE_TOO_MANY_REDIRECTS:
             kind = .tooManyRedirects
         case CURLE_READ_ERROR, CURLE_SEND_FAIL_REWIND, CURLE_ABORTED_BY_CALLBACK:
@@ -60,6 +68,10 @@ extension CourierError {
             message = "refused a redirect from HTTPS to a non-HTTPS URL (\(detail.isEmpty ? summary : detail))"
         case .connectionClosed where code == CURLE_PARTIAL_FILE:
             message = "the connection closed before the whole body arrived: \(detail.isEmpty ? summary : detail)"
+        case .malformedResponse:
+            message = "the server's answer is not an HTTP response (\(detail.isEmpty ? summary : detail))"
+        case .undecodableContent:
+            message = "the response body cannot be decoded: \(detail.isEmpty ? summary : detail)"
         default:
             message = detail.isEmpty ? summary : "\(summary): \(detail)"
         }

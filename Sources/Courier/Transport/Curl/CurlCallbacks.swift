@@ -21,7 +21,7 @@ enum CurlCallbacks {
     static let read: ccurl_data_callback = { buffer, size, count, userdata in
         guard let userdata, let buffer else { return Int(ccurl_readfunc_abort()) }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-        return transfer.provideUpload(UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+        return transfer.readUpload(UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
     }
 
     static let progress: ccurl_xferinfo_callback = { userdata, downloadTotal, downloaded, uploadTotal, uploaded in
@@ -42,6 +42,22 @@ enum CurlCallbacks {
         guard let userdata else { return ccurl_prereqfunc_ok() }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
         return transfer.beginSendAttempt() ? ccurl_prereqfunc_ok() : ccurl_prereqfunc_abort()
+    }
+
+    /// libcurl's informational text, which alone tells that an HTTP/2 server refused a stream
+    /// (set only on transfers that need to know; see ``CurlTransfer/beginSendAttempt()``).
+    static let debug: ccurl_debug_callback = { _, type, data, size, userdata in
+        guard type == CURLINFO_TEXT, let data, let userdata else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        transfer.readInformation(UnsafeRawBufferPointer(start: data, count: size))
+        return 0
+    }
+
+    /// Appends the request body's trailer fields once its last chunk went out.
+    static let trailers: ccurl_trailer_callback = { list, userdata in
+        guard let userdata else { return ccurl_trailerfunc_abort() }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        return transfer.appendTrailers(to: &list.pointee) ? ccurl_trailerfunc_ok() : ccurl_trailerfunc_abort()
     }
 
     /// Rewinds the request body when libcurl sends the request again.

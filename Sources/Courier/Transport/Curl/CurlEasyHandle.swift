@@ -23,8 +23,6 @@ final class CurlEasyHandle {
 
     /// `CURLOPT_BUFFERSIZE` as last set (chosen per request, see ``CurlOriginSlots``).
     var receiveBufferSize = CurlOriginSlots.defaultReceiveBufferSize
-    /// Whether a transfer armed libcurl's low-speed check (the stall timeout) on the handle.
-    var isStallCheckArmed = false
 
     /// The request header list the handle points at, and the fields it was made from.
     private var headerList: UnsafeMutablePointer<curl_slist>?

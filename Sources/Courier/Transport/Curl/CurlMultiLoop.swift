@@ -66,6 +66,8 @@ final class CurlMultiLoop: @unchecked Sendable {
     private var origins: [CurlOriginSlots.Origin: CurlOriginSlots] = [:]
     /// The earliest deadline among queued transfers, if any has one.
     private var queueDeadline: ContinuousClock.Instant?
+    /// When the stall sweep runs next (``StallClock``), if a running transfer is watched.
+    private var stallCheckDue: UInt64?
 
     init(configuration: CurlTransport.Configuration) {
         CurlMultiLoop.globalInit
@@ -175,9 +177,14 @@ final class CurlMultiLoop: @unchecked Sendable {
             let performed = curl_multi_perform(multi, &stillRunning)
             if performed != CURLM_OK { abandonRunning(performed) }
             collectCompletions()
+            if let due = stallCheckDue, due <= StallClock.now { failStalledTransfers() }
             // Jobs resumed by completions run before the next wait.
             runJobs(&jobs)
             var timeout: Int32 = localJobs.isEmpty ? 1000 : 0
+            if let due = stallCheckDue {
+                let now = StallClock.now
+                timeout = min(timeout, due <= now ? 0 : Int32(clamping: (due - now) / 1_000_000 + 1))
+            }
             if let queueDeadline {
                 let now = ContinuousClock.now
                 if queueDeadline <= now {
@@ -337,6 +344,32 @@ final class CurlMultiLoop: @unchecked Sendable {
         // Scan again at the earliest remaining deadline, but not more often than every 10 ms:
         // deep queues with spread deadlines must not be walked once per millisecond.
         queueDeadline = earliest.map { max($0, now + .milliseconds(10)) }
+    }
+
+    /// Makes the stall sweep run by `due` (``StallClock``); a transfer calls this when its
+    /// watch starts or restarts.
+    func scheduleStallCheck(at due: UInt64) {
+        assert(isCurrent, "a stall check scheduled off the loop thread")
+        stallCheckDue = min(stallCheckDue ?? due, due)
+    }
+
+    /// Fails the running transfers on which no byte moved for their stall timeout, and
+    /// schedules the next sweep for the earliest of the others. Transfers resting (see
+    /// CurlTransfer+Stall.swift) schedule a sweep again when they move.
+    private func failStalledTransfers() {
+        let now = StallClock.now
+        var earliest: UInt64?
+        var stalled: [(UnsafeMutableRawPointer, CurlTransfer)] = []
+        for (easy, transfer) in running {
+            guard let due = transfer.stallDue else { continue }
+            if due <= now {
+                stalled.append((easy, transfer))
+            } else {
+                earliest = min(earliest ?? due, due)
+            }
+        }
+        stallCheckDue = earliest
+        for (easy, transfer) in stalled { abandon(transfer, easy: easy, with: transfer.stalledError) }
     }
 
     private func cancel(_ transfer: CurlTransfer) {

@@ -10,6 +10,10 @@ extension CurlTransfer {
         var hasBody: Bool
         var isHTTPS: Bool
         var reportsProgress: Bool
+        var sendsTrailers: Bool
+        /// Whether a refused HTTP/2 stream must be told from a dead connection (a request that
+        /// may not go again otherwise).
+        var watchesRefusedStreams: Bool
     }
 
     var profile: Profile {
@@ -17,7 +21,10 @@ extension CurlTransfer {
             method: request.method,
             hasBody: body != nil,
             isHTTPS: isHTTPS,
-            reportsProgress: options.reportsProgress && control.observesProgress
+            reportsProgress: options.reportsProgress && control.observesProgress,
+            sendsTrailers: body?.hasTrailers ?? false,
+            watchesRefusedStreams: isHTTPS && !request.method.isIdempotent
+                && request.headerFields[.idempotencyKey] == nil
         )
     }
 
@@ -40,11 +47,6 @@ extension CurlTransfer {
         try set(easy, CURLOPT_HEADERDATA, pointer: me)
         try set(easy, CURLOPT_PREREQDATA, pointer: me)
         if isOnFreshConnection { try set(easy, CURLOPT_FRESH_CONNECT, 1) }
-        if handle.isStallCheckArmed {
-            // The previous transfer's stall check: this one arms its own once its head arrives.
-            try set(easy, CURLOPT_LOW_SPEED_TIME, 0)
-            handle.isStallCheckArmed = false
-        }
         let connectMilliseconds = options.connectTimeout?.milliseconds ?? 0
         let deadlineMilliseconds = timeoutMilliseconds
         try set(easy, CURLOPT_CONNECTTIMEOUT_MS, connectMilliseconds)
@@ -63,10 +65,12 @@ extension CurlTransfer {
         }
         if let body {
             try prepareUpload(body)
-            try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: body.length ?? -1)
+            try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: body.framedLength ?? -1)
             try set(easy, CURLOPT_READDATA, pointer: me)
             try set(easy, CURLOPT_SEEKDATA, pointer: me)
+            if profile.sendsTrailers { try set(easy, CURLOPT_TRAILERDATA, pointer: me) }
         }
+        if profile.watchesRefusedStreams, transport.allowsHTTP2 { try set(easy, CURLOPT_DEBUGDATA, pointer: me) }
         if profile.reportsProgress { try set(easy, CURLOPT_XFERINFODATA, pointer: me) }
         try check(handle.setHeaders(request.headerFields, hasBody: body != nil), "header list")
     }
@@ -91,12 +95,16 @@ extension CurlTransfer {
         try check(ccurl_easy_setopt_header_function(easy, CurlCallbacks.header), "header callback")
         try check(ccurl_easy_setopt_prereq_function(easy, CurlCallbacks.prerequest), "prerequest callback")
         try set(easy, CURLOPT_ACCEPT_ENCODING, "")
+        // Trailer fields travel in HTTP/1.1's chunked encoding: libcurl sends none over HTTP/2.
         try set(
             easy,
             CURLOPT_HTTP_VERSION,
-            transport.allowsHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1)
+            transport.allowsHTTP2 && !profile.sendsTrailers ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1)
         )
         try set(easy, CURLOPT_PIPEWAIT, 1)
+        // A proxy's answer to CONNECT is not the response: its head stays out of the header
+        // callback (its status is read with CURLINFO_HTTP_CONNECTCODE).
+        try set(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         try configureTLS(easy, transport: transport)  // decides itself whether TLS options apply
         // Redirects are followed by the session (RedirectMiddleware), never by libcurl.
         switch transport.proxy {
@@ -116,10 +124,18 @@ extension CurlTransfer {
             try set(easy, CURLOPT_POST, 1)
             try check(ccurl_easy_setopt_read_function(easy, CurlCallbacks.read), "read callback")
             try check(ccurl_easy_setopt_seek_function(easy, CurlCallbacks.seek), "seek callback")
+            if profile.sendsTrailers {
+                try check(ccurl_easy_setopt_trailer_function(easy, CurlCallbacks.trailers), "trailer callback")
+            }
         } else if method == .post || method == .put || method == .patch {
             try set(easy, CURLOPT_POST, 1)
             try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: 0)
             try set(easy, CURLOPT_POSTFIELDS, pointer: nil)
+        }
+        if profile.watchesRefusedStreams, transport.allowsHTTP2 {
+            // libcurl says that a server refused a stream only in its informational text.
+            try check(ccurl_easy_setopt_debug_function(easy, CurlCallbacks.debug), "debug callback")
+            try set(easy, CURLOPT_VERBOSE, 1)
         }
         if profile.reportsProgress {
             try set(easy, CURLOPT_NOPROGRESS, 0)

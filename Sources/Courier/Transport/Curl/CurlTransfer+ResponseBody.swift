@@ -4,10 +4,84 @@ import HTTPTypes
 
 /// The response body's two sinks: a buffer returned with the head, or a stream the caller
 /// reads while the transfer goes on (loop thread).
+///
+/// The response ends when the response ends, whatever the request body is doing: when the whole
+/// response has arrived while the request body is still being sent (full duplex), the caller
+/// gets it — or the end of its stream — at once, and the upload goes on until the request body
+/// ends.
 extension CurlTransfer {
     /// Takes body bytes. Returns the count taken; anything else makes curl pause or fail.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         assertConfined()
+        moved()
+        if chunkedBody != nil { return receiveChunked(bytes) }
+        let taken = take(bytes)
+        // While the request body still goes, libcurl does not end the transfer when the
+        // response is complete: the length it announced tells.
+        if !uploadEnded, taken == bytes.count, head.expectedLength > 0, let easy {
+            var raw: Int64 = 0
+            if ccurl_easy_getinfo_off_t(easy, CURLINFO_SIZE_DOWNLOAD_T, &raw) == CURLE_OK,
+                raw >= head.expectedLength
+            {
+                endResponse()
+            }
+        }
+        return taken
+    }
+
+    /// Raw chunked bytes: the data they frame goes to the sink, all of it or none (a refused
+    /// chunk comes again from libcurl after the pause); the last chunk ends the response.
+    private func receiveChunked(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard var decoder = chunkedBody else { return 0 }
+        var data = Data()
+        let outcome = decoder.decode(bytes, into: &data)
+        if case .malformed(let reason) = outcome {
+            failure = CourierError(
+                kind: .malformedResponse,
+                message: "the chunked response body is malformed: \(reason)"
+            )
+            return 0
+        }
+        if !data.isEmpty {
+            let taken = data.withUnsafeBytes { take($0) }
+            guard taken == data.count else { return taken == 0 ? 0 : taken }  // a pause or a failure
+        }
+        chunkedBody = decoder
+        if outcome == .end {
+            head.receiveTrailers(decoder.trailerFields)
+            endResponse()
+        }
+        return bytes.count
+    }
+
+    /// Decides, once the final head is there, how the end of the response will be known while
+    /// the request body is still being sent; returns `false` to abort the transfer.
+    func beginResponseBody() -> Bool {
+        guard body != nil, !uploadEnded, let easy else { return true }
+        if request.method == .head || head.statusCode == 204 || head.statusCode == 304 || head.expectedLength == 0 {
+            endResponse()  // no body follows this head
+        } else if head.isChunked, !head.isContentEncoded, head.isHTTP1 {
+            // libcurl keeps reading the framing and hands over the raw bytes, which Courier
+            // reads itself. (A content-coded body is left to libcurl: then the response ends
+            // with the transfer.)
+            guard ccurl_easy_setopt_long(easy, CURLOPT_HTTP_TRANSFER_DECODING, 0) == CURLE_OK else { return true }
+            chunkedBody = ChunkedBodyDecoder()
+        }
+        return true
+    }
+
+    /// The whole response arrived before the transfer ended.
+    func endResponse() {
+        switch machine.responseEnded() {
+        case .respond: respond()
+        case .finishStream: stream?.finish(trailers: head.trailerFields)
+        case .ignore: break
+        }
+    }
+
+    /// Hands bytes to the buffer or the stream. Returns the count taken; anything else makes
+    /// curl pause or fail.
+    private func take(_ bytes: UnsafeRawBufferPointer) -> Int {
         switch machine.bodyReceived() {
         case .stream:
             guard let stream else { return 0 }

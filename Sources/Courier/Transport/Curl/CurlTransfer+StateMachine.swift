@@ -49,6 +49,9 @@ extension CurlTransfer {
             case received
             /// A final head arrived and went to the caller; the body goes to the stream.
             case streaming
+            /// The whole response arrived and went to the caller (its stream ended) while the
+            /// request body was still being sent: the upload goes on, nobody waits any more.
+            case complete
         }
 
         /// Whom to tell that the transfer ended.
@@ -110,6 +113,16 @@ extension CurlTransfer {
             case abort
         }
 
+        /// What to do when the response ended before the transfer (the request body still goes).
+        enum ResponseEndAction: Sendable, Equatable {
+            /// Return the buffered response to the caller.
+            case respond
+            /// Finish the body stream.
+            case finishStream
+            /// The response had ended, or the transfer is not running: nothing.
+            case ignore
+        }
+
         /// What to do when libcurl finished the transfer.
         enum CompletionAction: Sendable, Equatable {
             /// Return the buffered response to the caller.
@@ -142,9 +155,16 @@ extension CurlTransfer {
         var callerIsWaiting: Bool {
             switch state {
             case .created, .queued: true
-            case .running(let running): running.head != .streaming
+            case .running(let running): running.head == .awaiting || running.head == .received
             case .ended: false
             }
+        }
+
+        /// Whether the transfer runs and the receiving (`receive`) or sending side is not paused
+        /// by a callback.
+        func isRunningUnpaused(receive: Bool) -> Bool {
+            guard case .running(let running) = state else { return false }
+            return receive ? !running.isReceivePaused : !running.isSendPaused
         }
 
         /// Whether the final response head arrived.
@@ -203,7 +223,9 @@ extension CurlTransfer {
         /// The transfer goes again on a fresh connection after its connection died before any
         /// response: `true` when it may (it runs, and no streamed head went out).
         mutating func restart() -> Bool {
-            guard case .running(let running) = state, running.head != .streaming else { return false }
+            guard case .running(let running) = state, running.head == .awaiting || running.head == .received else {
+                return false
+            }
             state = .running(Running())
             return true
         }
@@ -226,8 +248,8 @@ extension CurlTransfer {
                 running.head = delivery == .streamed ? .streaming : .received
                 state = .running(running)
                 return delivery == .streamed ? .finalStreamed : .final
-            case .received, .streaming:
-                return .final  // trailers: the head went out already
+            case .received, .streaming, .complete:
+                return .final  // the head went out already
             }
         }
 
@@ -236,6 +258,7 @@ extension CurlTransfer {
             guard case .running(let running) = state else { return .abort }
             switch (running.head, delivery) {
             case (.streaming, _): return .stream
+            case (.complete, _): return .discard
             case (_, .buffered): return .buffer
             case (_, .streamed): return .discard
             }
@@ -267,10 +290,26 @@ extension CurlTransfer {
             return true
         }
 
+        /// The whole response arrived while the request body is still being sent: the caller
+        /// gets its response (or the end of its stream) now, and the upload goes on.
+        mutating func responseEnded() -> ResponseEndAction {
+            guard case .running(var running) = state else { return .ignore }
+            let action: ResponseEndAction
+            switch running.head {
+            case .awaiting, .complete: return .ignore
+            case .received: action = .respond
+            case .streaming: action = .finishStream
+            }
+            running.head = .complete
+            state = .running(running)
+            return action
+        }
+
         /// libcurl finished the transfer, successfully or not.
         mutating func completed(successfully: Bool) -> CompletionAction {
             guard case .running(let running) = state else { return .ignore }
             state = .ended
+            if running.head == .complete { return .ignore }  // the caller had its response
             guard successfully else { return .fail(running.head == .streaming ? .stream : .caller) }
             return running.head == .streaming ? .finishStream : .respond
         }
@@ -280,7 +319,12 @@ extension CurlTransfer {
             let recipient: Recipient =
                 switch state {
                 case .created, .queued: .caller
-                case .running(let running): running.head == .streaming ? .stream : .caller
+                case .running(let running):
+                    switch running.head {
+                    case .awaiting, .received: .caller
+                    case .streaming: .stream
+                    case .complete: .nobody
+                    }
                 case .ended: .nobody
                 }
             state = .ended

@@ -1,5 +1,6 @@
 internal import CCurlShim
 import Foundation
+import HTTPTypes
 
 /// The request body: where the read callback takes it from (loop thread).
 extension CurlTransfer {
@@ -12,6 +13,8 @@ extension CurlTransfer {
 
     /// Opens the source the read callback takes the request body from.
     func prepareUpload(_ body: RequestBody) throws {
+        uploadEnded = body.framedLength == 0
+        uploadedBytes = 0
         switch body.storage {
         case .data(let data):
             upload = .memory(data, offset: 0)
@@ -20,7 +23,7 @@ extension CurlTransfer {
                 throw CourierError(kind: .requestBodyFailed, message: "cannot open \(path) for reading")
             }
             upload = .file(handle)
-        case .stream(_, _, let pump):
+        case .stream(_, _, _, let pump):
             let writer = RequestBodyWriter(limit: 256 << 10) { [weak self, loop] in
                 guard let self else { return }
                 loop.submit(.updatePause(self))
@@ -50,6 +53,8 @@ extension CurlTransfer {
 
     /// Rewinds the request body for libcurl's own retries; `false` when it cannot.
     func rewindUpload(to offset: Int64) -> Bool {
+        uploadEnded = false
+        uploadedBytes = offset
         switch upload {
         case .memory(let data, _):
             guard offset >= 0, offset <= Int64(data.count) else { return false }
@@ -62,8 +67,22 @@ extension CurlTransfer {
         }
     }
 
+    /// Fills curl's upload buffer: the read callback's answer.
+    func readUpload(_ destination: UnsafeMutableRawBufferPointer) -> Int {
+        let count = provideUpload(destination)
+        if count == 0 {
+            uploadEnded = true
+        } else if count <= destination.count {
+            if stallWatched { moved() } else { watchForStalls() }  // the upload began
+            uploadedBytes += Int64(count)
+            // libcurl asks no more once it has the announced length.
+            if let length = body?.framedLength, uploadedBytes >= length { uploadEnded = true }
+        }
+        return count
+    }
+
     /// Fills curl's upload buffer.
-    func provideUpload(_ destination: UnsafeMutableRawBufferPointer) -> Int {
+    private func provideUpload(_ destination: UnsafeMutableRawBufferPointer) -> Int {
         switch upload {
         case .memory(let data, let offset):
             let count = min(destination.count, data.count - offset)
@@ -97,5 +116,33 @@ extension CurlTransfer {
         case .none:
             return 0
         }
+    }
+}
+
+extension CurlTransfer {
+    /// Fields that cannot be trailers: framing, routing, authentication, and what controls how
+    /// the request is handled (a server could act on them after the body it already read).
+    static let fieldsNotAllowedInTrailers: Set<HTTPField.Name> = [
+        .contentLength, .transferEncoding, HTTPField.Name("Host")!, .authorization, .proxyAuthorization, .trailer, .te,
+        .contentType, .contentEncoding, .contentRange, .expect, .cookie, .cacheControl, .maxForwards, .range,
+        .connection, .upgrade, .userAgent,
+    ]
+
+    /// Appends the request body's trailer fields to libcurl's list (which libcurl frees);
+    /// `false` refuses them and fails the transfer, whose body then stays unfinished.
+    func appendTrailers(to list: inout UnsafeMutablePointer<curl_slist>?) -> Bool {
+        guard case .stream(let writer, _) = upload, let trailers = writer.trailers else { return true }
+        for field in trailers {
+            guard !Self.fieldsNotAllowedInTrailers.contains(field.name) else {
+                failure = CourierError(
+                    kind: .requestBodyFailed,
+                    message: "\(field.name.rawName) cannot be a trailer field"
+                )
+                return false
+            }
+            guard let appended = curl_slist_append(list, "\(field.name.rawName): \(field.value)") else { return false }
+            list = appended
+        }
+        return true
     }
 }

@@ -63,6 +63,19 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// The request body's source.
     var upload: UploadSource?
+    /// Whether the whole request body was handed to libcurl (or there is none).
+    var uploadEnded = true
+    /// Request body bytes handed to libcurl in this attempt.
+    var uploadedBytes: Int64 = 0
+    /// The chunked framing of a response body that ends while the request body still goes:
+    /// libcurl hands over the raw bytes and this reads them (see ``ChunkedBodyDecoder``).
+    var chunkedBody: ChunkedBodyDecoder?
+
+    // The stall watch (CurlTransfer+Stall.swift).
+    /// Whether the transfer is watched for stalls.
+    var stallWatched = false
+    /// When a byte last moved (``StallClock``).
+    var lastMoved: UInt64 = 0
 
     /// Whether the deadline is nearer than the connect timeout, so that a timeout while
     /// connecting is the deadline's.
@@ -74,6 +87,12 @@ final class CurlTransfer: @unchecked Sendable {
     var sendAttempts = 0
     /// Whether the transfer runs again on a fresh connection after its first one died.
     var isOnFreshConnection = false
+    /// Whether libcurl's text says that the HTTP/2 server refused the stream (and it retries).
+    var streamRefused = false
+    /// Whether libcurl's text reported a failed socket read or write in this attempt.
+    var sawSocketFailure = false
+    /// Whether the transfer already went again after a refused stream.
+    var retriedRefusedStream = false
 
     init(
         request: HTTPRequest,
@@ -156,7 +175,10 @@ final class CurlTransfer: @unchecked Sendable {
     func detach(after code: CURLcode = CURLE_OK) {
         control.detach()
         closeUpload()
-        if sendAttempts != 1 || code != CURLE_OK || isOnFreshConnection { handle?.profile = nil }
+        // A handle that gave raw chunked bytes must not keep doing so: reset it too.
+        if sendAttempts != 1 || code != CURLE_OK || isOnFreshConnection || chunkedBody != nil {
+            handle?.profile = nil
+        }
         handle = nil
     }
 
@@ -170,6 +192,7 @@ final class CurlTransfer: @unchecked Sendable {
     func applyPause() -> CURLcode {
         assertConfined()
         guard machine.updatePause(), let easy else { return CURLE_OK }
+        if stallWatched { watchForStalls() }  // a rest ended: the clock starts again
         let mask = control.isSuspended ? CURLPAUSE_RECV | CURLPAUSE_SEND : CURLPAUSE_CONT
         return curl_easy_pause(easy, mask)
     }
@@ -179,8 +202,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// Takes one header line; returns `false` to abort the transfer.
     func receiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
         assertConfined()
+        moved()
         switch head.receive(line) {
-        case .field:
+        case .field, .trailer:
             return true
         case .statusLine:
             machine.statusLineReceived()
@@ -190,6 +214,12 @@ final class CurlTransfer: @unchecked Sendable {
         case .tooLarge(let isLine):
             failure = ResponseHeadLimits.exceeded(line: isLine)
             return false
+        case .malformed:
+            failure = CourierError(
+                kind: .malformedResponse,
+                message: "the server's answer does not start with a valid HTTP status line"
+            )
+            return false
         }
     }
 
@@ -198,29 +228,14 @@ final class CurlTransfer: @unchecked Sendable {
         case .interim:
             return true
         case .final:
-            armStallCheck()
-            return true
+            watchForStalls()
+            return beginResponseBody()
         case .finalStreamed:
-            armStallCheck()
+            watchForStalls()
             openStream()
-            return true
+            return beginResponseBody()
         case .abort:
             return false
-        }
-    }
-
-    /// Arms the stall timeout once the response head is there: from now on, less than one
-    /// byte a second in either direction for that long fails the transfer as stalled. Until
-    /// the head, the deadline alone bounds the wait, so a server that takes long to answer is
-    /// not mistaken for a stalled one. (libcurl reads these options on every check, as it
-    /// does the timeout this also lifts for streams.)
-    private func armStallCheck() {
-        guard let stall = options.stallTimeout, let handle else { return }
-        let seconds = max(1, (stall.milliseconds + 999) / 1000)  // libcurl counts whole seconds
-        if ccurl_easy_setopt_long(handle.pointer, CURLOPT_LOW_SPEED_LIMIT, 1) == CURLE_OK,
-            ccurl_easy_setopt_long(handle.pointer, CURLOPT_LOW_SPEED_TIME, seconds) == CURLE_OK
-        {
-            handle.isStallCheckArmed = true
         }
     }
 
@@ -247,17 +262,23 @@ final class CurlTransfer: @unchecked Sendable {
         case .fail(let recipient):
             deliver(error(for: code), to: recipient)
         case .finishStream:
-            stream?.finish()
+            stream?.finish(trailers: head.trailerFields)
         case .respond:
-            let responseHead = HTTPResponse(status: .standard(code: head.statusCode), headerFields: head.fields)
-            let data = buffer.takeData()
-            let metrics = metrics()
-            // The last step of progress, also for a body too short for a 64 KiB step.
-            if control.observesProgress, let received = metrics?.bytesReceived {
-                reportedProgress.finish(received: received, to: control)
-            }
-            hand(Response(head: responseHead, body: Response.Body(data), metrics: metrics))
+            respond()
         }
+    }
+
+    /// Gives the caller the buffered response.
+    func respond() {
+        let responseHead = HTTPResponse(status: .standard(code: head.statusCode), headerFields: head.fields)
+        let data = buffer.takeData()
+        let metrics = metrics()
+        // The last step of progress, also for a body too short for a 64 KiB step.
+        if control.observesProgress, let received = metrics?.bytesReceived {
+            reportedProgress.finish(received: received, to: control)
+        }
+        let body = head.trailerFields.map { Response.Body(data, trailerFields: $0) } ?? Response.Body(data)
+        hand(Response(head: responseHead, body: body, metrics: metrics))
     }
 
     /// Gives the caller its response: the continuation's only success.

@@ -4,8 +4,11 @@ import HTTPTypes
 /// ``ResponseHeadLimits``.
 ///
 /// A value kept inside its transfer: parsing a line allocates nothing beyond the field it
-/// stores. A status line starts a new head (after an interim 1xx one); the blank line ends
-/// one; field lines after the final head are trailers and join the fields.
+/// stores. A head starts with a status line (after an interim 1xx head, another follows) and
+/// ends with a blank line; field lines after the final head are the trailer section, kept
+/// apart from the head's fields. A head whose first line is not a valid status line is
+/// malformed: libcurl accepts some that HTTP does not (`Http/1.1 200`), and Courier never
+/// makes up a status the server did not send.
 struct ResponseHeadParser {
     /// What a line was.
     enum Line: Equatable {
@@ -15,49 +18,113 @@ struct ResponseHeadParser {
         case field
         /// The blank line that ends a head.
         case end
+        /// A line of the trailer section, or the blank line that ends it.
+        case trailer
         /// The line, or the head so far, is over the limit; `line` when the line alone is.
         case tooLarge(line: Bool)
+        /// A head begins with something other than a valid status line.
+        case malformed
+    }
+
+    /// Which part of the response the next line belongs to.
+    private enum Section {
+        /// A status line must come.
+        case statusLine
+        /// The fields of a head.
+        case fields
+        /// The final head ended: fields now are trailers.
+        case trailers
     }
 
     /// The status code of the latest status line; `0` before one.
     private(set) var statusCode = 0
-    /// The fields of the latest head, and any trailers.
+    /// The fields of the latest head.
     private(set) var fields = HTTPFields()
+    /// The trailer fields, `nil` until one arrives (an empty `HTTPFields` would cost an
+    /// allocation per response).
+    private(set) var trailerFields: HTTPFields?
     /// The latest head's `Content-Length`; `-1` without one.
     private(set) var expectedLength: Int64 = -1
-    /// Bytes of the current head so far, for ``ResponseHeadLimits``.
+    /// Whether the latest head said `Transfer-Encoding: chunked`.
+    private(set) var isChunked = false
+    /// Whether the latest head named a `Content-Encoding` other than `identity`.
+    private(set) var isContentEncoded = false
+    /// Whether the latest status line was HTTP/1.x.
+    private(set) var isHTTP1 = false
+    /// Bytes of the current head (or trailer section) so far, for ``ResponseHeadLimits``.
     private(set) var headBytes = 0
+    private var section = Section.statusLine
+
+    /// Whether the final head ended, so that field lines are trailers.
+    var hasFinalHead: Bool { section == .trailers }
 
     /// Takes one line, line end included.
     mutating func receive(_ line: UnsafeRawBufferPointer) -> Line {
         let bytes = line.trimmingLineEnd()
         if bytes.isEmpty {
-            headBytes = 0  // trailers, a 1xx's successor or a redirect's response count anew
-            return .end
+            headBytes = 0  // trailers and a 1xx's successor count anew
+            switch section {
+            case .statusLine: return .malformed
+            case .fields:
+                section = statusCode >= 200 ? .trailers : .statusLine
+                return .end
+            case .trailers: return .trailer
+            }
         }
-        let isStatusLine = bytes.starts(with: "HTTP/".utf8)
-        headBytes = isStatusLine ? line.count : headBytes + line.count
+        headBytes += line.count
         if line.count > ResponseHeadLimits.maximumLineBytes || headBytes > ResponseHeadLimits.maximumSectionBytes {
             return .tooLarge(line: line.count > ResponseHeadLimits.maximumLineBytes)
         }
-        if isStatusLine {
-            statusCode = bytes.statusCode ?? 0
+        switch section {
+        case .statusLine:
+            guard let code = bytes.statusCode else { return .malformed }
+            statusCode = code
             fields = HTTPFields()
             fields.reserveCapacity(16)  // one allocation for a typical response head
             expectedLength = -1
+            isChunked = false
+            isContentEncoded = false
+            isHTTP1 = bytes[6] == UInt8(ascii: ".")
+            section = .fields
             return .statusLine
+        case .fields:
+            guard let (field, nameLength) = Self.field(bytes) else { return .field }
+            // Name lengths first: most fields are none of these three.
+            if nameLength == 14, field.name == .contentLength {
+                if let length = Int64(field.value) { expectedLength = length }
+            } else if nameLength == 17, field.name == .transferEncoding {
+                isChunked = field.value.lowercased().hasSuffix("chunked")
+            } else if nameLength == 16, field.name == .contentEncoding {
+                isContentEncoded = isContentEncoded || field.value.lowercased() != "identity"
+            }
+            fields.append(field)
+            return .field
+        case .trailers:
+            if let (field, _) = Self.field(bytes) {
+                if trailerFields == nil { trailerFields = HTTPFields() }
+                trailerFields?.append(field)
+            }
+            return .trailer
         }
-        if bytes.first == 0x20 || bytes.first == 0x09 {
-            return .field  // obsolete line folding is not supported; ignore the continuation
-        }
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return .field }
+    }
+
+    /// Takes the trailer fields that arrived some other way (a body whose chunked framing
+    /// Courier reads itself).
+    mutating func receiveTrailers(_ trailers: HTTPFields) {
+        guard !trailers.isEmpty else { return }
+        if trailerFields == nil { trailerFields = HTTPFields() }
+        trailerFields?.append(contentsOf: trailers)
+    }
+
+    /// The field a line holds and the length of its name, or `nil` for a line that is ignored
+    /// (obsolete line folding, no colon, an invalid name).
+    static func field(_ bytes: UnsafeRawBufferPointer) -> (HTTPField, nameLength: Int)? {
+        if bytes.first == 0x20 || bytes.first == 0x09 { return nil }  // obsolete line folding
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
         let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[..<colon])
         let valueBytes = UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...]).trimmingWhitespace()
-        guard let name = ResponseFieldName.name(nameBytes) else { return .field }
-        let value = String(decoding: valueBytes, as: UTF8.self)
-        if nameBytes.count == 14, name == .contentLength, let length = Int64(value) { expectedLength = length }
-        fields.append(HTTPField(name: name, value: value))
-        return .field
+        guard let name = ResponseFieldName.name(nameBytes) else { return nil }
+        return (HTTPField(name: name, value: String(decoding: valueBytes, as: UTF8.self)), nameBytes.count)
     }
 
     /// Forgets everything: the transfer goes again on a fresh connection.
@@ -81,15 +148,32 @@ extension UnsafeRawBufferPointer {
         return UnsafeRawBufferPointer(rebasing: self[start..<end])
     }
 
-    /// The status code of a status line such as `HTTP/1.1 200 OK` or `HTTP/2 204`.
+    /// The status code of a valid status line, such as `HTTP/1.1 200 OK`, `HTTP/1.1 204` or
+    /// libcurl's `HTTP/2 200`; `nil` for anything else.
+    ///
+    /// The version is `HTTP/` (case-sensitive) and one digit, with `.` and a second digit for
+    /// HTTP/1.x; then one space and three digits, the first of them 1–9 (a status in 100–999);
+    /// then the end of the line or a space before the reason phrase.
     var statusCode: Int? {
-        guard let space = firstIndex(of: 0x20), space + 3 < count else { return nil }
-        var code = 0
-        for index in (space + 1)..<(space + 4) {
-            let digit = Int(self[index]) - 48
-            guard (0...9).contains(digit) else { return nil }
-            code = code * 10 + digit
+        guard count >= 10, starts(with: "HTTP/".utf8), self[5].isDigit else { return nil }
+        var index = 6
+        if self[index] == UInt8(ascii: ".") {
+            guard self[index + 1].isDigit else { return nil }
+            index += 2
         }
+        guard index + 4 <= count, self[index] == 0x20 else { return nil }
+        var code = 0
+        for digit in self[(index + 1)..<(index + 4)] {
+            guard digit.isDigit else { return nil }
+            code = code * 10 + Int(digit - 48)
+        }
+        guard code >= 100 else { return nil }
+        let next = index + 4
+        guard next == count || self[next] == 0x20 else { return nil }
         return code
     }
+}
+
+extension UInt8 {
+    fileprivate var isDigit: Bool { (48...57).contains(self) }
 }

@@ -1,0 +1,73 @@
+import Foundation
+
+/// The stall timeout, kept by Courier rather than by libcurl's low-speed check (loop thread).
+///
+/// libcurl judges "too slow" by an average over about five seconds, so a body that stops after
+/// moving a few kilobytes fails seconds after the stall timeout. Instead the transfer notes
+/// when a byte last moved — a response head line or body chunk in, a request body chunk out —
+/// and the loop fails it once that is longer ago than the timeout (see
+/// ``CurlMultiLoop``'s stall sweep).
+///
+/// The watch starts with the response head, or earlier with the first request body bytes (an
+/// upload the server stops reading stalls too). It rests while the transfer waits on its own
+/// side: the consumer of a streamed body is behind, the caller suspended the transfer, or,
+/// before the response head, the request body has no bytes yet or was sent whole (then the
+/// server is working, and the deadline bounds the wait).
+extension CurlTransfer {
+    /// Starts watching, or restarts the clock when the transfer moves again after a rest.
+    func watchForStalls() {
+        guard let stall = options.stallTimeout else { return }
+        let now = StallClock.now
+        lastMoved = now
+        stallWatched = true
+        loop.scheduleStallCheck(at: now &+ stall.nanoseconds)
+    }
+
+    /// A byte moved.
+    @inline(__always)
+    func moved() {
+        if stallWatched { lastMoved = StallClock.now }
+    }
+
+    /// When the transfer counts as stalled unless a byte moves first, or `nil` while it rests
+    /// or is not watched.
+    var stallDue: UInt64? {
+        guard stallWatched, let stall = options.stallTimeout, machine.isRunningUnpaused(receive: true),
+            !control.isSuspended
+        else { return nil }
+        if !machine.hasFinalHead, uploadEnded || !machine.isRunningUnpaused(receive: false) { return nil }
+        return lastMoved &+ stall.nanoseconds
+    }
+
+    /// The error of a transfer that stalled.
+    var stalledError: CourierError {
+        let seconds = Double((options.stallTimeout ?? .zero).milliseconds) / 1000
+        let direction = machine.hasFinalHead ? "the response" : "the request body"
+        var error = CourierError(
+            kind: .stalled,
+            message: "no byte of \(direction) moved for \(seconds) s (the stall timeout)"
+        )
+        // A response had begun: sending the request again is not the cure (see RetryPolicy).
+        error.receivedResponse = head.statusCode > 0
+        return error
+    }
+}
+
+/// The coarse monotonic clock of the stall watch: nanoseconds, a few milliseconds apart, read
+/// for the price of a memory load.
+enum StallClock {
+    static var now: UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, zero when negative.
+    var nanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
+}
