@@ -203,7 +203,7 @@ func sample_Authentication_4() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 5
 func sample_Authentication_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 162)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 167)
     do {
         let orders = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/orders"))
         print(orders.statusCode)
@@ -220,7 +220,7 @@ func sample_Authentication_5() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 6
 func sample_Authentication_6() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 197)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 202)
     var configuration = ResourceAccess.Configuration(
         resourceBaseURL: URL(string: "https://api.example.com")!,
         authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
@@ -243,7 +243,7 @@ func sample_Authentication_6() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 7
 func sample_Authentication_7() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 261)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 266)
     let signingKey = try ClientAssertionKey.ecdsaP256(pemFile: "/etc/my-app/assertion-key.pem", keyID: "2026-01")
     var jwtConfiguration = configuration
     jwtConfiguration.deviceClient = OAuth2ClientCredentials(clientID: "my-app-device", privateKey: signingKey)
@@ -256,7 +256,7 @@ func sample_Authentication_7() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 8
 func sample_Authentication_8() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 286)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 291)
     let identity = try ClientCertificate.pkcs12(path: "/etc/my-app/client.p12", password: keyPassword)
     let partner = try TrustPolicy(host: "partner.example.com", pins: [partnerPin], clientCertificate: identity)
     print(partner.clientCertificate?.format == .pkcs12)
@@ -265,7 +265,7 @@ func sample_Authentication_8() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 9
 func sample_Authentication_9() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 305)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 310)
     let transport = CurlTransport(configuration: .init(security: security))
     let discovered = try await AuthorizationServer.discover(
         issuer: URL(string: "https://login.example.com")!,
@@ -281,7 +281,7 @@ func sample_Authentication_9() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 10
 func sample_Authentication_10() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 359)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 364)
     struct ReportsCredentials: ChallengeCredentialProvider {
         func credential(for context: ChallengeContext) async throws -> ChallengeCredential? {
             guard context.host == "reports.example.com", context.realm == "reports" else { return nil }
@@ -305,7 +305,7 @@ func sample_Authentication_10() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 11
 func sample_Authentication_11() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 401)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 406)
     let store = EncryptedFileTokenStore(
         path: "/var/lib/my-app/tokens.store",
         keyProvider: TokenStoreKeyProvider { try await loadTokenStoreKey() }   // your secret manager
@@ -317,7 +317,7 @@ func sample_Authentication_11() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 12
 func sample_Authentication_12() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 419)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 424)
     let report = await access.userClient.logout()
     if !report.isComplete {
         logger.warning("logout: \(report.revokedTokens) revoked, failures: \(report.failures.map(\.kind))")
@@ -413,7 +413,7 @@ func sample_GettingStarted_6() async throws {
 
 // Documentation.docc/Articles/HandlingErrors.md, sample 1
 func sample_HandlingErrors_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/HandlingErrors.md", line: 19)
+#sourceLocation(file: "Documentation.docc/Articles/HandlingErrors.md", line: 23)
     do {
         let response = try await session.send(ResourceRequest(path: "/api/users/42"))
         print(try response.validate().decode(User.self).name)
@@ -427,7 +427,7 @@ func sample_HandlingErrors_1() async throws {
 
 // Documentation.docc/Articles/HandlingErrors.md, sample 2
 func sample_HandlingErrors_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/HandlingErrors.md", line: 38)
+#sourceLocation(file: "Documentation.docc/Articles/HandlingErrors.md", line: 42)
     func isWorthRetrying(_ error: CourierError) -> Bool {
         switch error.kind {
         case .timedOut, .couldNotConnect, .connectionClosed, .serverError: true
@@ -440,7 +440,7 @@ func sample_HandlingErrors_2() async throws {
 
 // Documentation.docc/Articles/HandlingErrors.md, sample 3
 func sample_HandlingErrors_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/HandlingErrors.md", line: 104)
+#sourceLocation(file: "Documentation.docc/Articles/HandlingErrors.md", line: 108)
     do {
         _ = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
     } catch let error as CourierError {
@@ -890,25 +890,29 @@ func sample_TransfersAndTasks_2() async throws {
     let response = try await session.stream(HTTPRequest(method: .get, path: "/export"))
     var digest = SHA256()
     for try await chunk in response.body { digest.update(data: chunk) }
-    let expected = response.trailerFields[HTTPField.Name("X-Checksum")!]
+    let checksum = digest.finalize().map { String(format: "%02x", $0) }.joined()
+    guard response.trailerFields[HTTPField.Name("X-Checksum")!] == checksum else {
+        throw CourierError(.undecodableBody, message: "the export's checksum does not match")
+    }
 #sourceLocation()
 }
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 3
 func sample_TransfersAndTasks_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 109)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 112)
     let chunks = AsyncStream<Data> { continuation in
         continuation.yield(Data("Hello World".utf8))
         continuation.finish()
     }
     let body = RequestBody.stream(chunks) { [HTTPField.Name("X-Checksum")!: "abc123"] }
     let upload = try await session.send(HTTPRequest(method: .post, path: "/upload"), body: body)
+    print(upload.statusCode)
 #sourceLocation()
 }
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 4
 func sample_TransfersAndTasks_4() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 127)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 131)
     let (upload, writer) = AsyncStream<Data>.makeStream()
     let conversation = try await session.stream(
         HTTPRequest(method: .post, path: "/speak"),
@@ -923,7 +927,7 @@ func sample_TransfersAndTasks_4() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 5
 func sample_TransfersAndTasks_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 159)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 166)
     let task = session.task(for: HTTPRequest(method: .get, path: "/video.mp4"))
     Task {
         for await event in task.events {
@@ -943,7 +947,7 @@ func sample_TransfersAndTasks_5() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 6
 func sample_TransfersAndTasks_6() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 181)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 188)
     let upload = session.task(
         for: HTTPRequest(method: .put, path: "/backups/db.tar"),
         body: try .file(atPath: "/var/backups/db.tar")

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A small HTTP/1.1 server that misbehaves on purpose, for Courier's retry and fault tests.
 
-    python3 Tests/Servers/faults.py --port P
+    python3 Tests/Servers/faults.py --port P [--tls-port T --cert CHAIN --key KEY]
+
+With `--tls-port`, the same routes are served over TLS (HTTP/1.1 only) on a second port.
 
 Python stdlib only, one thread per connection, 127.0.0.1 only. Connections are kept alive
 unless the request says `Connection: close`. Routes (query parameters are optional):
@@ -18,6 +20,10 @@ unless the request says `Connection: close`. Routes (query parameters are option
     Answers `code`. With `fail=N`, only the first N requests with key K get `code`, later
     ones 200. `retry_after=S` adds `Retry-After: S` (delta seconds, sent as given);
     `retry_after_date=S` adds an HTTP-date S seconds after the next whole second.
+/oauth-error/{code}[?key=K&error=E&retry_after=S]
+    Answers `code` with a JSON OAuth error body (RFC 6749 section 5.2), `{"error": E}`
+    (E is `temporarily_unavailable` by default), as a token endpoint that is overloaded or
+    down for maintenance does; `retry_after=S` adds `Retry-After: S` as given.
 /reset[?key=K&fail=N]
     Reads the request, then resets the connection without answering; with `fail=N` only the
     first N requests with key K, later ones 200.
@@ -64,6 +70,7 @@ import email.utils
 import json
 import math
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -218,9 +225,11 @@ class Connection:
     def send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
              close: bool = False) -> None:
         reason = {200: "OK", 404: "Not Found"}.get(status, "Status")
-        lines = [f"HTTP/1.1 {status} {reason}", f"Content-Length: {len(body)}",
-                 "Content-Type: text/plain"]
-        lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        headers = headers or {}
+        lines = [f"HTTP/1.1 {status} {reason}", f"Content-Length: {len(body)}"]
+        if not any(name.lower() == "content-type" for name in headers):
+            lines.append("Content-Type: text/plain")
+        lines += [f"{k}: {v}" for k, v in headers.items()]
         if close:
             lines.append("Connection: close")
         self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
@@ -330,6 +339,17 @@ def handle(conn: Connection) -> None:
                     code = 200
                 answered(entry)
                 conn.send(code, f"status {code}".encode(), headers, close=close)
+            elif request.path.startswith("/oauth-error/"):
+                try:
+                    code = int(request.path.split("/")[2])
+                except (IndexError, ValueError):
+                    code = 400
+                headers = {"Content-Type": "application/json", "Cache-Control": "no-store"}
+                if "retry_after" in request.query:
+                    headers["Retry-After"] = request.query["retry_after"]
+                body = json.dumps({"error": request.query.get("error", "temporarily_unavailable")})
+                answered(entry)
+                conn.send(code, body.encode(), headers, close=close)
             elif request.path == "/reset":
                 if failing(request, entry):
                     dropped(entry)
@@ -482,21 +502,55 @@ def serve_connection(sock: socket.socket) -> None:
             pass
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
+def serve_tls_connection(sock: socket.socket, context: ssl.SSLContext) -> None:
+    try:
+        sock.settimeout(10)
+        tls = context.wrap_socket(sock, server_side=True)
+        tls.settimeout(None)
+    except (OSError, ValueError):
+        sock.close()
+        return
+    serve_connection(tls)
+
+
+def listen(port: int) -> socket.socket:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((HOST, args.port))
+    listener.bind((HOST, port))
     listener.listen(1024)
-    print(f"faults listening on {HOST}:{listener.getsockname()[1]}", flush=True)
+    return listener
+
+
+def accept(listener: socket.socket, context: ssl.SSLContext | None) -> None:
     while True:
         sock, _ = listener.accept()
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with STATS.lock:
             STATS.connections += 1
-        threading.Thread(target=serve_connection, args=(sock,), daemon=True).start()
+        if context is None:
+            threading.Thread(target=serve_connection, args=(sock,), daemon=True).start()
+        else:
+            threading.Thread(target=serve_tls_connection, args=(sock, context), daemon=True).start()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--tls-port", type=int, default=None)
+    parser.add_argument("--cert", help="PEM: the leaf certificate followed by its chain")
+    parser.add_argument("--key", help="PEM: the leaf's private key")
+    args = parser.parse_args()
+    listener = listen(args.port)
+    print(f"faults listening on {HOST}:{listener.getsockname()[1]}", flush=True)
+    if args.tls_port is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(args.cert, args.key)
+        context.set_alpn_protocols(["http/1.1"])
+        tls_listener = listen(args.tls_port)
+        print(f"faults listening with TLS on {HOST}:{tls_listener.getsockname()[1]}", flush=True)
+        threading.Thread(target=accept, args=(tls_listener, context), daemon=True).start()
+    accept(listener, None)
 
 
 if __name__ == "__main__":

@@ -1097,7 +1097,9 @@ def launch_proxy(ctx: Context) -> Launch:
 
 
 def launch_faults(ctx: Context) -> Launch:
-    return Launch(argv=[sys.executable, FAULTS_SERVER, "--port", str(ctx.ports["faults"]["http"])], cwd=ctx.work)
+    return Launch(argv=[sys.executable, FAULTS_SERVER, "--port", str(ctx.ports["faults"]["http"]),
+                        "--tls-port", str(ctx.ports["faults"]["https"]),
+                        "--cert", ctx.pki["leaf_chain"], "--key", ctx.pki["leaf_key"]], cwd=ctx.work)
 
 
 def launch_h2faults(ctx: Context) -> Launch:
@@ -1299,10 +1301,11 @@ SERVICES: list[ServiceSpec] = [
                                   "proxy_auth": _url("http", ctx.ports["proxy"]["auth"])}),
     # Fault server (stdlib only): connections that die when reused, statuses with
     # Retry-After, resets, and per-key counters at /admin/stats.
-    ServiceSpec("faults", ["http"], launch_faults,
+    ServiceSpec("faults", ["http", "https"], launch_faults,
                 available=lambda: None if os.path.exists(FAULTS_SERVER) else f"{FAULTS_SERVER} does not exist",
                 probe={"http": "/admin/stats"},
-                urls=lambda ctx: {"faults": _url("http", ctx.ports["faults"]["http"])}),
+                urls=lambda ctx: {"faults": _url("http", ctx.ports["faults"]["http"]),
+                                  "faults_tls": _url("https", ctx.ports["faults"]["https"])}),
     # HTTP/2 over TLS (the `h2` package, the suite's leaf certificate): streams refused with
     # RST_STREAM(REFUSED_STREAM) on demand, per-key counters at /stats.
     ServiceSpec("h2faults", ["https"], launch_h2faults,

@@ -91,11 +91,13 @@ struct TokenEndpoint: Sendable {
     ///   - requestedScope: The scope asked for, recorded as the token's scope when the
     ///     response has none (RFC 6749 §5.1).
     /// - Returns: The token.
-    /// - Throws: ``CourierError`` with kind ``CourierError/Kind/clientAuthenticationFailed`` for
-    ///   `invalid_client`, ``CourierError/Kind/grantRejected`` for other OAuth errors,
-    ///   ``CourierError/Kind/invalidTokenResponse`` for an unreadable success, and
-    ///   ``CourierError/Kind/tokenRefreshFailed`` when the endpoint cannot be reached or answers
-    ///   something other than a token or an OAuth error. `CancellationError` when cancelled.
+    /// - Throws: ``CourierError`` with kind ``CourierError/Kind/tokenRefreshFailed`` when the
+    ///   endpoint cannot be reached, answers 429 or 5xx (whatever OAuth error the body names),
+    ///   or answers something other than a token or an OAuth error;
+    ///   ``CourierError/Kind/clientAuthenticationFailed`` for `invalid_client`,
+    ///   ``CourierError/Kind/grantRejected`` for other OAuth errors, and
+    ///   ``CourierError/Kind/invalidTokenResponse`` for an unreadable success.
+    ///   `CancellationError` when cancelled.
     func requestToken(
         grantType: AuthorizationServer.GrantType,
         parameters: [(name: String, value: String)],
@@ -294,13 +296,31 @@ struct TokenEndpoint: Sendable {
 
     /// The error for a response that is not a success; it keeps the response, whose
     /// `Retry-After` the broker honours for a 429 or 503.
+    ///
+    /// The status decides first: a 429 or a 5xx is a renewal that failed
+    /// (``CourierError/Kind/tokenRefreshFailed``, backed off and tried again), whatever OAuth
+    /// error the body names (`temporarily_unavailable`, say): the server is throttling or
+    /// failing, and the grant may well be good. Any other status with an OAuth error is a
+    /// refused grant, or a client that could not be authenticated for `invalid_client`.
     func failure(_ response: Response, endpoint: String, action: String) -> CourierError {
         let status = response.status.code
-        if let oauth = OAuth2Error(json: response.data) {
+        let oauth = OAuth2Error(json: response.data)
+        if status == 429 || (500...599).contains(status) {
+            let named = oauth.map { " (\(ErrorText.sanitized($0.code.rawValue)))" } ?? ""
+            return CourierError(
+                kind: .tokenRefreshFailed,
+                message: "the \(action) failed: the server answered \(status)\(named)",
+                oauthError: oauth,
+                statusCode: status,
+                endpoint: endpoint,
+                response: response
+            )
+        }
+        if let oauth {
             let kind: CourierError.Kind = oauth.code == .invalidClient ? .clientAuthenticationFailed : .grantRejected
             return CourierError(
                 kind: kind,
-                message: "the \(action) was refused with \(oauth.code)",
+                message: "the \(action) was refused with \(ErrorText.sanitized(oauth.code.rawValue))",
                 oauthError: oauth,
                 statusCode: status,
                 endpoint: endpoint,

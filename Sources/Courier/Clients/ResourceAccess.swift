@@ -134,7 +134,7 @@ public final class ResourceAccess: Sendable {
                 try security.checkCredentialTarget(url)
             } catch let error as CourierError {
                 throw CourierError.invalidConfiguration(
-                    "the \(name) \(url.absoluteString) cannot receive credentials: \(error.message)",
+                    "the \(name) \(ErrorText.url(url)) cannot receive credentials: \(error.message)",
                     host: error.host
                 )
             }

@@ -54,9 +54,11 @@ public import HTTPTypes
 /// value forever), so dashboards can group by it. A path with identifiers (`/users/42`) hashes
 /// per identifier: use a template path for grouping.
 ///
-/// No property Courier fills in holds a token, a secret, a password or a query string.
-/// ``response`` is the server's response as it came — its fields may include `Set-Cookie` —
-/// so log its status, not its fields or body.
+/// No property Courier fills in holds a token, a secret, a password or a query string, and
+/// ``message``, ``description`` and ``parameters`` never hold a control character: one that
+/// came from a caller or a server is written as its code point (`<U+000A>`), so a line
+/// logged from an error stays one line. ``response`` is the server's response as it came —
+/// its fields may include `Set-Cookie` — so log its status, not its fields or body.
 public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure: compare it with `==` against the static members.
     public let kind: Kind
@@ -182,7 +184,8 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Parameters:
     ///   - kind: The kind of failure.
-    ///   - message: What went wrong, for people; never a secret. Empty by default.
+    ///   - message: What went wrong, for people; never a secret. Empty by default. A control
+    ///     character in it is written as its code point (`<U+000A>`).
     ///   - underlying: The error underneath.
     ///   - file: Where the error was made.
     ///   - line: Where the error was made.
@@ -216,7 +219,7 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         self.kind = kind
         self.details = Box(
             Details(
-                message: message,
+                message: ErrorText.sanitized(message, limit: nil),
                 endpoint: endpoint,
                 status: statusCode.map { HTTPResponse.Status.standard(code: $0) },
                 response: response,
@@ -253,17 +256,18 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The error as flat strings for logging and analytics: `reason` (`client`, `server`,
     /// `unexpected` or `decoding` for the status kinds, the kind's name otherwise), `hash`, and when known
     /// `code`, `endpoint`, `request_kind`, `level`, `oauth_error`, `curl_code`, `host`.
-    /// Never holds a token, a secret, a query or an `error_description`.
+    /// Never holds a token, a secret, a query, an `error_description` or a control character.
     public var parameters: [String: String] {
         var parameters = ["reason": kind.reason, "hash": stableHash]
         if let statusCode { parameters["code"] = String(statusCode) }
         if let endpoint { parameters["endpoint"] = endpoint }
         if let requestKind { parameters["request_kind"] = requestKind.rawValue }
         if let level { parameters["level"] = level.rawValue }
-        if let oauthError { parameters["oauth_error"] = oauthError.code.rawValue }
+        // The OAuth error code is the server's text: at most 64 characters of it.
+        if let oauthError { parameters["oauth_error"] = ErrorText.sanitized(oauthError.code.rawValue) }
         if let curlCode { parameters["curl_code"] = String(curlCode) }
         if let host { parameters["host"] = host }
-        return parameters
+        return parameters.mapValues { ErrorText.sanitized($0, limit: nil) }
     }
 
     /// The kind, the context and the message: `CourierError.timedOut (GET /items): …`.
@@ -279,7 +283,9 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         if !message.isEmpty { text += ": \(message)" }
         if let oauthError { text += " [\(oauthError)]" }
         if let underlying { text += " — \(underlying)" }
-        return text
+        // The server's error description and an underlying error of any kind may hold control
+        // characters.
+        return ErrorText.sanitized(text, limit: nil)
     }
 }
 

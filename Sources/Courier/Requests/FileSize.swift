@@ -11,13 +11,13 @@ enum FileSize {
         do {
             attributes = try FileManager.default.attributesOfItem(atPath: path)
         } catch {
-            throw CourierError(kind: .unreadableFile, message: "there is no readable file at \(path)")
+            throw CourierError(kind: .unreadableFile, message: "there is no readable file at \(ErrorText.file(path))")
         }
         guard attributes[.type] as? FileAttributeType == .typeRegular, let size = attributes[.size] as? NSNumber else {
-            throw CourierError(kind: .unreadableFile, message: "\(path) is not a regular file")
+            throw CourierError(kind: .unreadableFile, message: "\(ErrorText.file(path)) is not a regular file")
         }
         guard FileManager.default.isReadableFile(atPath: path) else {
-            throw CourierError(kind: .unreadableFile, message: "\(path) is not readable")
+            throw CourierError(kind: .unreadableFile, message: "\(ErrorText.file(path)) is not readable")
         }
         return size.int64Value
     }

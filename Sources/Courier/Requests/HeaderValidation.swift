@@ -20,7 +20,7 @@ enum HeaderValidation {
         for field in fields {
             if let reserved = reservedNames.first(where: { $0 == field.name }) {
                 throw CourierError.reservedHeader(
-                    "\(reserved.rawName) is set by Courier; a request may not set it"
+                    "\(ErrorText.sanitized(reserved.rawName)) is set by Courier; a request may not set it"
                         + (reserved == .userAgent
                             ? " (add your product with Session.Configuration.applicationProduct)" : "")
                 )
@@ -33,11 +33,15 @@ enum HeaderValidation {
     /// The value without surrounding whitespace.
     ///
     /// - Throws: ``CourierError/Kind/invalidHeader`` when it holds a control character other
-    ///   than a tab: CR and LF would let a value inject header lines.
+    ///   than a tab: CR and LF would let a value inject header lines. The message names the
+    ///   character and its UTF-8 offset, never the value.
     static func checkedValue(_ value: String, name: String) throws -> String {
-        for byte in value.utf8 where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
-            let what = byte == 0x0D || byte == 0x0A ? "CR or LF" : byte == 0 ? "NUL" : "a control character"
-            throw CourierError(kind: .invalidHeader, message: "the value of header \(name) contains \(what)")
+        for (offset, byte) in value.utf8.enumerated() where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
+            throw CourierError(
+                kind: .invalidHeader,
+                message: "the value of header \(ErrorText.sanitized(name)) has "
+                    + "\(ErrorText.describe(Unicode.Scalar(byte))) at offset \(offset)"
+            )
         }
         let whitespace: Set<Character> = [" ", "\t"]
         var trimmed = Substring(value)

@@ -97,7 +97,8 @@ struct MultipartBody {
             guard HTTPField.isValidValue(contentType), !contentType.isEmpty else {
                 throw CourierError(
                     kind: .invalidHeader,
-                    message: "the content type of multipart part `\(part.name)` is empty or has control characters"
+                    message:
+                        "the content type of multipart part `\(ErrorText.sanitized(part.name))` is empty or has control characters"
                 )
             }
             head += "Content-Type: \(contentType)\r\n"

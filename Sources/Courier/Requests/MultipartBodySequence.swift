@@ -36,7 +36,10 @@ struct MultipartBodySequence: AsyncSequence, Sendable {
                 case .file(let path, let length):
                     if file == nil {
                         guard let handle = FileHandle(forReadingAtPath: path) else {
-                            throw CourierError(kind: .unreadableFile, message: "cannot open \(path) for reading")
+                            throw CourierError(
+                                kind: .unreadableFile,
+                                message: "cannot open \(ErrorText.file(path)) for reading"
+                            )
                         }
                         file = handle
                         remaining = length
@@ -53,7 +56,7 @@ struct MultipartBodySequence: AsyncSequence, Sendable {
                     guard let chunk, !chunk.isEmpty else {
                         throw CourierError(
                             kind: .unreadableFile,
-                            message: "\(path) became shorter while it was uploaded"
+                            message: "\(ErrorText.file(path)) became shorter while it was uploaded"
                         )
                     }
                     remaining -= Int64(chunk.count)

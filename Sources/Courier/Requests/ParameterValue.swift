@@ -48,7 +48,8 @@ public enum ParameterValue: Sendable, Hashable {
         case .double(let number) where !number.isFinite:
             throw CourierError(
                 kind: .invalidParameter,
-                message: "parameter `\(path)` is \(number), which neither JSON nor a query string can carry"
+                message:
+                    "parameter `\(ErrorText.sanitized(path))` is \(number), which neither JSON nor a query string can carry"
             )
         case .array(let elements):
             for (index, element) in elements.enumerated() { try element.validate(path: "\(path)[\(index)]") }
@@ -66,7 +67,10 @@ public enum ParameterValue: Sendable, Hashable {
         for (name, value) in parameters {
             let path = prefix.map { "\($0).\(name)" } ?? name
             guard !name.isEmpty else {
-                throw CourierError(kind: .invalidParameter, message: "parameter `\(path)` has an empty name")
+                throw CourierError(
+                    kind: .invalidParameter,
+                    message: "parameter `\(ErrorText.sanitized(path))` has an empty name"
+                )
             }
             try value.validate(path: path)
         }

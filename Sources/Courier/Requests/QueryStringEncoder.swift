@@ -114,8 +114,8 @@ struct QueryStringEncoder {
         guard elements.allSatisfy(\.isScalar) else {
             throw CourierError(
                 kind: .invalidParameter,
-                message:
-                    "parameter `\(name)` holds arrays or dictionaries, which the \(format.arrayFormat.rawValue) array format cannot write; use .indexed"
+                message: "parameter `\(ErrorText.sanitized(name))` holds arrays or dictionaries, which the "
+                    + "\(format.arrayFormat.rawValue) array format cannot write; use .indexed"
             )
         }
     }

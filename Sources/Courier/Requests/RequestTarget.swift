@@ -13,6 +13,8 @@ struct RequestTarget: Equatable {
     /// - Throws: ``CourierError/Kind/invalidURL`` when the path is empty, protocol-relative
     ///   (`//host`), has a scheme other than HTTP(S), credentials, a fragment, or a byte
     ///   that must be percent-encoded (space, control, non-ASCII, `"<>[\]^{|}` and backtick).
+    ///   The message names the offending character by its code point and its UTF-8 offset in
+    ///   `path`, and never repeats the path or its query.
     init(_ path: String) throws {
         guard !path.isEmpty else { throw CourierError(kind: .invalidURL, message: "the path is empty") }
         if let absolute = try Self.absoluteParts(of: path) {
@@ -23,14 +25,15 @@ struct RequestTarget: Equatable {
             guard !path.hasPrefix("//") else {
                 throw CourierError(
                     kind: .invalidURL,
-                    message: "the path \(path) names a host; give an absolute URL instead"
+                    message: "the path starts with `//`, which names a host; give an absolute URL instead"
                 )
             }
             scheme = nil
             authority = nil
             pathAndQuery = path
         }
-        try Self.checkPathAndQuery(pathAndQuery)
+        // An absolute URL's path and query end `path` (a `/` may have been put before them).
+        try Self.checkPathAndQuery(pathAndQuery, offset: path.utf8.count - pathAndQuery.utf8.count)
     }
 
     /// The parts of an absolute URL, or `nil` when `target` has no scheme.
@@ -44,11 +47,14 @@ struct RequestTarget: Equatable {
         else { return nil }
         let scheme = target[..<colon].lowercased()
         guard scheme == "http" || scheme == "https" else {
-            throw CourierError(kind: .invalidURL, message: "only http and https URLs are supported, not \(scheme)")
+            throw CourierError(
+                kind: .invalidURL,
+                message: "only http and https URLs are supported, not \(ErrorText.sanitized(scheme, limit: 16))"
+            )
         }
         let rest = target[target.index(after: colon)...]
         guard rest.hasPrefix("//") else {
-            throw CourierError(kind: .invalidURL, message: "the URL \(target) has no authority")
+            throw CourierError(kind: .invalidURL, message: "the URL has no `//` and host after its scheme")
         }
         let afterSlashes = rest.dropFirst(2)
         let end = afterSlashes.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterSlashes.endIndex
@@ -73,7 +79,8 @@ struct RequestTarget: Equatable {
         do {
             parsed = try Authority(authority)
         } catch {
-            throw CourierError(kind: .invalidURL, message: "the host and port \(authority) are malformed: \(error)")
+            // The reason never repeats the authority, which may hold a password.
+            throw CourierError(kind: .invalidURL, message: "the URL's host and port are malformed: \(error)")
         }
         guard !parsed.hasUserInfo else {
             throw CourierError(
@@ -84,34 +91,34 @@ struct RequestTarget: Equatable {
     }
 
     /// Checks that every byte may appear in a request target (RFC 3986 `pchar`, `/`, `?`,
-    /// and `%` followed by two hex digits).
-    private static func checkPathAndQuery(_ target: String) throws {
+    /// and `%` followed by two hex digits). `offset` is where `target` starts in the text the
+    /// caller gave, for the position a message names.
+    private static func checkPathAndQuery(_ target: String, offset: Int) throws {
         let bytes = Array(target.utf8)
         var index = 0
+        var part = "path"
+        func refuse(_ problem: String) -> CourierError {
+            CourierError(kind: .invalidURL, message: "the \(part) has \(problem)")
+        }
         while index < bytes.count {
             let byte = bytes[index]
+            if byte == UInt8(ascii: "?") { part = "query" }
             if byte == UInt8(ascii: "#") {
                 throw CourierError(
                     kind: .invalidURL,
-                    message: "the path \(target) has a fragment, which is never sent"
+                    message: "the path has a fragment (`#` at offset \(offset + index)), which is never sent"
                 )
             }
             if byte == UInt8(ascii: "%") {
                 guard index + 2 < bytes.count, isHexDigit(bytes[index + 1]), isHexDigit(bytes[index + 2]) else {
-                    throw CourierError(
-                        kind: .invalidURL,
-                        message: "the path \(target) has a `%` not followed by two hex digits"
-                    )
+                    throw refuse("a `%` at offset \(offset + index) that is not followed by two hex digits")
                 }
                 index += 3
                 continue
             }
             guard PercentEncoding.isUnreserved(byte) || isPathDelimiter(byte) else {
-                throw CourierError(
-                    kind: .invalidURL,
-                    message:
-                        "the path \(target) has a character that must be percent-encoded (byte 0x\(String(byte, radix: 16)))"
-                )
+                let character = ErrorText.describe(characterAt: index, in: target)
+                throw refuse("\(character) at offset \(offset + index), which must be percent-encoded")
             }
             index += 1
         }

@@ -100,7 +100,7 @@ extension ResourceRequest.Body {
             do {
                 return try .file(atPath: path)
             } catch {
-                throw CourierError(kind: .unreadableFile, message: "\(path) cannot be read: \(error)")
+                throw CourierError(kind: .unreadableFile, message: "\(ErrorText.file(path)) cannot be read: \(error)")
             }
         }
     }

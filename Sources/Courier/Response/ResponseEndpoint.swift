@@ -13,11 +13,21 @@ struct ResponseEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// The path as the request gave it; the query is dropped when the endpoint is described.
     let target: String
 
-    /// `METHOD /path`, without query or fragment.
+    /// `METHOD /path`, without query or fragment; a control character of a path that could
+    /// not be sent is percent-encoded (`%0D%0A`), so that no endpoint holds one. The authority
+    /// of an absolute URL is left out even when it is malformed: it may hold a password.
     var description: String {
         var path = Substring(target)
-        if let absolute = try? RequestTarget.absoluteParts(of: target) { path = Substring(absolute.pathAndQuery) }
+        if let absolute = try? RequestTarget.absoluteParts(of: target) {
+            path = Substring(absolute.pathAndQuery)
+        } else if let colon = target.firstIndex(of: ":"), !target[..<colon].contains("/"),
+            target[colon...].hasPrefix("://")
+        {
+            let rest = target[colon...].dropFirst(3)
+            path = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" }.map { rest[$0...] } ?? ""
+        }
         if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
-        return "\(method.rawValue) \(path.hasPrefix("/") ? String(path) : "/" + path)"
+        let safe = ErrorText.percentEncodingUnsafe(path)
+        return "\(method.rawValue) \(safe.hasPrefix("/") ? safe : "/" + safe)"
     }
 }

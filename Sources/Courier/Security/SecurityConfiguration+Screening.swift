@@ -101,7 +101,9 @@ extension SecurityConfiguration {
         try check(request.authority, "authority")
         try check(request.scheme, "scheme")
         for field in request.headerFields where field.value.utf8.contains(where: isForbidden) {
-            throw CourierError.invalidHeader("the value of header \(field.name) contains CR, LF or NUL")
+            throw CourierError.invalidHeader(
+                "the value of header \(ErrorText.sanitized(field.name.rawName)) contains CR, LF or NUL"
+            )
         }
     }
 }

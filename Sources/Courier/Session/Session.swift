@@ -575,7 +575,8 @@ public actor Session {
             } else {
                 guard let base = snapshot.base else {
                     throw CourierError.invalidURL(
-                        "the request \(request.path ?? "") is relative and the session has no base URL"
+                        "the request for \(ErrorText.path(of: request.path ?? "/")) is relative and the session has "
+                            + "no base URL"
                     )
                 }
                 try base.resolve(&request)
@@ -586,7 +587,9 @@ public actor Session {
         case let scheme? where scheme.lowercased() == "https" || scheme.lowercased() == "http":
             request.scheme = scheme.lowercased()
         default:
-            throw CourierError.invalidURL("only http and https URLs are supported, not \(request.scheme ?? "none")")
+            throw CourierError.invalidURL(
+                "only http and https URLs are supported, not \(ErrorText.sanitized(request.scheme ?? "none", limit: 16))"
+            )
         }
         for field in snapshot.configuration.defaultHeaderFields where request.headerFields[field.name] == nil {
             request.headerFields.append(field)
@@ -601,10 +604,11 @@ public actor Session {
         let scheme: String?
         let authority: String?
         let pathPrefix: String
+        /// The URL as an error names it (``ErrorText/url(_:)``).
         let text: String
 
         init(_ url: URL) {
-            text = url.absoluteString
+            text = ErrorText.url(url)
             scheme = url.scheme?.lowercased()
             authority = Authority(url: url)?.description
             var prefix = url.path

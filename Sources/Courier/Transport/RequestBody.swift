@@ -39,12 +39,12 @@ public struct RequestBody: Sendable {
         do {
             attributes = try FileManager.default.attributesOfItem(atPath: path)
         } catch {
-            throw CourierError.invalidBody("cannot read file at \(path): \(error.localizedDescription)")
+            throw CourierError.invalidBody("cannot read file at \(ErrorText.file(path)): \(error.localizedDescription)")
         }
         guard attributes[.type] as? FileAttributeType == .typeRegular,
             let size = attributes[.size] as? NSNumber
         else {
-            throw CourierError.invalidBody("\(path) is not a regular file")
+            throw CourierError.invalidBody("\(ErrorText.file(path)) is not a regular file")
         }
         return RequestBody(storage: .file(path: path, length: size.int64Value))
     }
@@ -167,7 +167,7 @@ public struct RequestBody: Sendable {
         case .file(let path, let length):
             guard length <= maximumBytes else { throw CourierError.invalidBody("body exceeds \(maximumBytes) bytes") }
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw CourierError.invalidBody("cannot read file at \(path)")
+                throw CourierError.invalidBody("cannot read file at \(ErrorText.file(path))")
             }
             return data
         case .stream(_, _, _, let pump):

@@ -26,6 +26,22 @@ struct MalformedResponseTests {
         #expect(error?.message.contains("HELLO") == false)
     }
 
+    @Test(arguments: ["not-http", "bad-case"])
+    func anAnswerThatIsNotHTTPOverTLSIsAMalformedResponseToo(answer: String) async throws {
+        let env = try await TestServers.shared()
+        var transport = CurlTransport.Configuration(proxy: .none)
+        transport.trustedCertificateBundlePath = env.caBundle
+        let session = Session(
+            configuration: .init(baseURL: env.faultsTLS),
+            transport: CurlTransport(configuration: transport)
+        )
+        let error = await #expect(throws: CourierError.self) {
+            try await session.send(HTTPRequest(method: .get, path: "/raw?answer=\(answer)"))
+        }
+        #expect(error?.kind == .malformedResponse, "\(answer): \(String(describing: error))")
+        await session.shutdown()
+    }
+
     @Test func aStatusLineWithoutAReasonPhraseIsValid() async throws {
         let response = try await send("no-reason")
         #expect(response.statusCode == 200)

@@ -19,7 +19,9 @@ struct StallTimeoutPrecisionTests {
             transport: CurlTransport(configuration: .init(proxy: .none))
         )
         let clock = ContinuousClock()
-        let response = try await session.stream(HTTPRequest(method: .get, path: "/stall-after?bytes=\(bytes)&seconds=10"))
+        let response = try await session.stream(
+            HTTPRequest(method: .get, path: "/stall-after?bytes=\(bytes)&seconds=10")
+        )
         var received = 0
         var lastByte = clock.now
         let error = await #expect(throws: CourierError.self) {
@@ -31,7 +33,10 @@ struct StallTimeoutPrecisionTests {
         let delay = clock.now - lastByte
         #expect(error?.kind == .stalled, "\(String(describing: error))")
         #expect(received == bytes)
-        #expect(delay >= Self.stall - .milliseconds(100) && delay <= Self.stall + .milliseconds(100), "fired after \(delay)")
+        #expect(
+            delay >= Self.stall - .milliseconds(100) && delay <= Self.stall + .milliseconds(100),
+            "fired after \(delay)"
+        )
         await session.shutdown()
     }
 
@@ -50,7 +55,10 @@ struct StallTimeoutPrecisionTests {
         let elapsed = clock.now - start
         #expect(error?.kind == .stalled, "\(String(describing: error))")
         // The head and the bytes arrive at once on loopback: the stall begins with the request.
-        #expect(elapsed >= Self.stall - .milliseconds(100) && elapsed <= Self.stall + .milliseconds(150), "failed after \(elapsed)")
+        #expect(
+            elapsed >= Self.stall - .milliseconds(100) && elapsed <= Self.stall + .milliseconds(150),
+            "failed after \(elapsed)"
+        )
         await session.shutdown()
     }
 

@@ -38,7 +38,9 @@ struct StatusLineTests {
 
     @Test func fieldsAfterTheFinalHeadAreTrailers() {
         var parser = ResponseHeadParser()
-        for line in ["HTTP/1.1 100 Continue\r\n", "\r\n", "HTTP/1.1 200 OK\r\n", "A: 1\r\n", "\r\n", "T: 2\r\n", "\r\n"] {
+        for line in [
+            "HTTP/1.1 100 Continue\r\n", "\r\n", "HTTP/1.1 200 OK\r\n", "A: 1\r\n", "\r\n", "T: 2\r\n", "\r\n",
+        ] {
             _ = Array(line.utf8).withUnsafeBytes { parser.receive($0) }
         }
         #expect(parser.statusCode == 200)

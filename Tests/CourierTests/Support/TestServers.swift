@@ -165,6 +165,8 @@ struct TestEnvironment: Sendable {
     /// statuses with `Retry-After`, resets, and per-key counters (`faultStats(key:)` in
     /// FaultServer.swift). Plain HTTP/1.1, keep-alive.
     let faults: URL
+    /// The same routes over TLS (HTTP/1.1, the suite's leaf certificate: trust `caBundle`).
+    let faultsTLS: URL
     /// The HTTP/2 fault server (`Tests/Servers/h2faults.py`): HTTPS with the suite's leaf
     /// certificate (trust `caBundle`), HTTP/2 only (ALPN `h2`). `/refuse-once?key=K` answers
     /// the first stream of K with RST_STREAM(REFUSED_STREAM), `/refuse-always?key=K` every
@@ -525,6 +527,7 @@ private struct ReadyFile: Decodable {
             proxyUsername: services["proxy"]?.username,
             proxyPassword: services["proxy"]?.password,
             faults: try requiredURL("faults", service: "faults"),
+            faultsTLS: try requiredURL("faults_tls", service: "faults"),
             h2faults: try requiredURL("h2faults", service: "h2faults"),
             conformance: try requiredURL("conformance", service: "conformance"),
             conformanceRaw: try requiredURL("conformance_raw", service: "conformance"),

@@ -140,7 +140,7 @@ extension AuthorizationServer {
         } catch let error as CourierError {
             throw CourierError(
                 kind: error.kind,
-                message: "the \(name) \(url.absoluteString) of \(issuer) may not receive credentials: \(error.message)",
+                message: "the \(name) \(ErrorText.url(url)) of \(issuer) may not receive credentials: \(error.message)",
                 host: error.host
             )
         }

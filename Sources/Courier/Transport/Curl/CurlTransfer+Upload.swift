@@ -20,7 +20,7 @@ extension CurlTransfer {
             upload = .memory(data, offset: 0)
         case .file(let path, _):
             guard let handle = FileHandle(forReadingAtPath: path) else {
-                throw CourierError(kind: .requestBodyFailed, message: "cannot open \(path) for reading")
+                throw CourierError(kind: .requestBodyFailed, message: "cannot open \(ErrorText.file(path)) for reading")
             }
             upload = .file(handle)
         case .stream(_, _, _, let pump):
