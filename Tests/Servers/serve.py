@@ -12,7 +12,8 @@ What it does, in order:
   2. starts the services in SERVICES (httpbin under gunicorn, nginx with eight
      server blocks, the OAuth2 server if Tests/Servers/oauth/server.py exists,
      the forward proxy Tests/Servers/proxy.py, the fault server Tests/Servers/faults.py,
-     the HTTP/2 fault server Tests/Servers/h2faults.py;
+     the HTTP/2 fault server Tests/Servers/h2faults.py, the conformance server
+     Tests/Servers/conformance.py;
      PostgreSQL only when asked for with --with postgres or --only),
      plus an in-process raw-socket upstream that nginx proxies /truncated,
      /stall and /echo to;
@@ -65,6 +66,7 @@ OAUTH_SERVER = os.path.join(HERE, "oauth", "server.py")
 PROXY_SERVER = os.path.join(HERE, "proxy.py")
 FAULTS_SERVER = os.path.join(HERE, "faults.py")
 H2FAULTS_SERVER = os.path.join(HERE, "h2faults.py")
+CONFORMANCE_SERVER = os.path.join(HERE, "conformance.py")
 PROXY_USER, PROXY_PASSWORD = "proxyuser", "proxypass"
 READY_TIMEOUT = float(os.environ.get("COURIER_SERVERS_READY_TIMEOUT", "30"))
 SCHEMA_VERSION = 1
@@ -1105,6 +1107,13 @@ def launch_h2faults(ctx: Context) -> Launch:
                         "--cert", ctx.pki["leaf_chain"], "--key", ctx.pki["leaf_key"]], cwd=ctx.work)
 
 
+def launch_conformance(ctx: Context) -> Launch:
+    p = ctx.ports["conformance"]
+    return Launch(argv=[sys.executable, CONFORMANCE_SERVER, "--http-port", str(p["http"]), "--raw-port", str(p["raw"]),
+                        "--tls-port", str(p["tls"]), "--cert", ctx.pki["leaf_chain"], "--key", ctx.pki["leaf_key"]],
+                  cwd=ctx.work)
+
+
 def launch_oauth_tls(ctx: Context) -> Launch:
     """A TLS front (nginx, the suite's leaf certificate) for the OAuth2 servers: a secured
     Courier client sends credentials over TLS only. One server block per upstream."""
@@ -1303,6 +1312,15 @@ SERVICES: list[ServiceSpec] = [
                 available=lambda: (f"{H2FAULTS_SERVER} does not exist" if not os.path.exists(H2FAULTS_SERVER)
                                    else _need_module("h2")()),
                 urls=lambda ctx: {"h2faults": _url("https", ctx.ports["h2faults"]["https"])}),
+    # The client conformance server (asyncio): `http` plain HTTP/1.1, `raw` answers that are not
+    # (quite) HTTP, `tls` the routes of `http` over TLS, HTTP/2 through ALPN (the `h2` package).
+    ServiceSpec("conformance", ["http", "raw", "tls"], launch_conformance,
+                available=lambda: (f"{CONFORMANCE_SERVER} does not exist" if not os.path.exists(CONFORMANCE_SERVER)
+                                   else _need_module("h2")()),
+                probe={"http": "/200"},
+                urls=lambda ctx: {"conformance": _url("http", ctx.ports["conformance"]["http"]),
+                                  "conformance_raw": _url("http", ctx.ports["conformance"]["raw"]),
+                                  "conformance_tls": _url("https", ctx.ports["conformance"]["tls"])}),
     # The OAuth2 servers behind TLS (nginx, the suite's leaf certificate), for tests that reach
     # them from another process through a secured Courier client (--only ...,oauth,oauth_tls).
     ServiceSpec("oauth_tls", ["oauth", "gateway"], launch_oauth_tls, default=False,

@@ -172,6 +172,15 @@ struct TestEnvironment: Sendable {
     /// the first stream of K with RST_STREAM(REFUSED_STREAM), `/refuse-always?key=K` every
     /// one, `/stats?key=K` counts them (Tests/Servers/README.md). `https://127.0.0.1:P`.
     let h2faults: URL
+    /// The conformance server (`Tests/Servers/conformance.py`): its routes over plain HTTP/1.1,
+    /// keep-alive (`/request`, `/echo`, `/speak`, `/trailers`, …).
+    let conformance: URL
+    /// The conformance server's answers that are not, or not quite, valid HTTP (`/not_http`,
+    /// `/incomplete_body`, …); each closes its connection.
+    let conformanceRaw: URL
+    /// The routes of `conformance` over TLS with the suite's leaf certificate (trust
+    /// `caBundle`), HTTP/2 when the client offers `h2` through ALPN.
+    let conformanceTLS: URL
 
     // PKI (PEM files).
     /// The trusted root CA: the CA bundle to pin/trust for `https`, `mtls`, `tls12`,
@@ -520,6 +529,9 @@ private struct ReadyFile: Decodable {
             faults: try requiredURL("faults", service: "faults"),
             faultsTLS: try requiredURL("faults_tls", service: "faults"),
             h2faults: try requiredURL("h2faults", service: "h2faults"),
+            conformance: try requiredURL("conformance", service: "conformance"),
+            conformanceRaw: try requiredURL("conformance_raw", service: "conformance"),
+            conformanceTLS: try requiredURL("conformance_tls", service: "conformance"),
             caBundle: try pkiPath("ca_bundle"),
             intermediateCA: try pkiPath("intermediate_ca"),
             leafCertificate: try pkiPath("leaf_cert"),
