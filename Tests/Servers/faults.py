@@ -37,7 +37,8 @@ unless the request says `Connection: close`. Routes (query parameters are option
 /raw?answer=A
     Answers bytes that are not a valid HTTP response, then closes: `not-http` (`HELLO WORLD`),
     `bad-case` (`Http/1.1 200 OK`), `status-1000`, `status-99`, `status-0` (out of 100-999),
-    `no-status` (a head of fields only), `no-reason` (`HTTP/1.1 200`, valid).
+    `no-status` (a head of fields only), `two-lengths` (`Content-Length` 4 and 10 over a 4-byte
+    body), `no-reason` (`HTTP/1.1 200`, valid).
 /stall-after?bytes=N[&seconds=S]
     A head announcing N + 1 MiB bytes, N body bytes, then nothing for S (30) seconds.
 /encoding?kind=K
@@ -406,6 +407,7 @@ def handle(conn: Connection) -> None:
                     "status-0": b"HTTP/1.1 000 None\r\nContent-Length: 2\r\n\r\nok",
                     "no-status": b"Content-Length: 2\r\n\r\nok",
                     "no-reason": b"HTTP/1.1 200\r\nContent-Length: 2\r\n\r\nok",
+                    "two-lengths": b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nContent-Length: 10\r\n\r\n1234",
                 }
                 conn.sock.sendall(answers.get(request.query.get("answer", ""), b"?"))
                 answered(entry)

@@ -83,7 +83,7 @@ struct ConformanceTests {
     /// that closed before the body was complete.
     @Test func testConflictingContentLength() async throws {
         try await withConformanceClient(.http1, server: .raw) { client in
-            await expectFailure(.connectionClosed) { try await client.session.send(get("/conflicting_cl")) }
+            await expectFailure(.malformedResponse) { try await client.session.send(get("/conflicting_cl")) }
         }
     }
 

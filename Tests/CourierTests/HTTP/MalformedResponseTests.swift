@@ -6,7 +6,7 @@ import Testing
 
 /// Answers that are not HTTP, against the fault server's `/raw` route: the request reached a
 /// server, so the error says the response was malformed (not the URL, not a redirect), and no
-/// caller ever gets a status the server did not send.
+/// caller ever gets a status the server did not send, or a body whose length is in doubt.
 @Suite(.timeLimit(.minutes(1)))
 struct MalformedResponseTests {
     private func send(_ answer: String) async throws -> Response {
@@ -19,7 +19,7 @@ struct MalformedResponseTests {
         return try await session.send(HTTPRequest(method: .get, path: "/raw?answer=\(answer)"))
     }
 
-    @Test(arguments: ["not-http", "bad-case", "status-1000", "status-99", "status-0", "no-status"])
+    @Test(arguments: ["not-http", "bad-case", "status-1000", "status-99", "status-0", "no-status", "two-lengths"])
     func anAnswerWithoutAValidStatusLineIsAMalformedResponse(answer: String) async throws {
         let error = await #expect(throws: CourierError.self) { try await send(answer) }
         #expect(error?.kind == .malformedResponse, "\(answer): \(String(describing: error))")
