@@ -111,7 +111,8 @@ struct ResponseHeadParser {
             if nameLength == 14, field.name == .contentLength {
                 // One length, or a list of the same one: anything else leaves the body's end
                 // unknown (libcurl takes the first), so the response cannot be trusted.
-                guard let length = Self.contentLength(field.value), expectedLength < 0 || expectedLength == length else {
+                guard let length = Self.contentLength(field.value), expectedLength < 0 || expectedLength == length
+                else {
                     return .malformed(.contentLength)
                 }
                 expectedLength = length
