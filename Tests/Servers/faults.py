@@ -180,48 +180,43 @@ class Connection:
         data, self.buf = self.buf[:count], self.buf[count:]
         return data
 
-    def read_chunk(self) -> bytes | None:
-        """One chunk of a chunked body: its data, b"" for the last chunk (trailers read)."""
+    def read_line(self) -> bytes | None:
         while b"\r\n" not in self.buf:
             if not self._fill():
                 return None
         line, _, self.buf = self.buf.partition(b"\r\n")
+        return line
+
+    def read_chunk(self, trailers: dict[str, str] | None = None) -> bytes | None:
+        """One chunk of a chunked body: its data, or b"" for the last chunk, whose trailer
+        section is read (into `trailers`, names lowercased)."""
+        line = self.read_line()
+        if line is None:
+            return None
         size = int(line.split(b";")[0].strip() or b"0", 16)
         if size == 0:
             while True:  # the trailer section ends with an empty line
-                while b"\r\n" not in self.buf:
-                    if not self._fill():
-                        return None
-                field, _, self.buf = self.buf.partition(b"\r\n")
+                field = self.read_line()
+                if field is None:
+                    return None
                 if not field:
                     return b""
+                if trailers is not None:
+                    name, _, value = field.decode("latin-1").partition(":")
+                    trailers[name.strip().lower()] = value.strip()
         data = self.read_exactly(size + 2)
         return None if data is None else data[:size]
 
     def _read_chunked(self) -> tuple[bytes, dict[str, str]] | None:
         body = b""
+        trailers: dict[str, str] = {}
         while True:
-            while b"\r\n" not in self.buf:
-                if not self._fill():
-                    return None
-            line, _, self.buf = self.buf.partition(b"\r\n")
-            size = int(line.split(b";")[0].strip() or b"0", 16)
-            if size == 0:
-                trailers: dict[str, str] = {}
-                while True:  # the trailer section ends with an empty line
-                    while b"\r\n" not in self.buf:
-                        if not self._fill():
-                            return None
-                    field, _, self.buf = self.buf.partition(b"\r\n")
-                    if not field:
-                        return body, trailers
-                    name, _, value = field.decode("latin-1").partition(":")
-                    trailers[name.strip().lower()] = value.strip()
-            while len(self.buf) < size + 2:
-                if not self._fill():
-                    return None
-            body += self.buf[:size]
-            self.buf = self.buf[size + 2:]
+            chunk = self.read_chunk(trailers)
+            if chunk is None:
+                return None
+            if not chunk:
+                return body, trailers
+            body += chunk
 
     def send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
              close: bool = False) -> None:
