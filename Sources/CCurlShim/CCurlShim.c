@@ -57,15 +57,15 @@ long ccurl_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
 
 const char *ccurl_version(void) { curl_version_info_data *info = curl_version_info(CURLVERSION_NOW); return info ? info->version : NULL; }
 int ccurl_prereqfunc_ok(void) { return CURL_PREREQFUNC_OK; }
+int ccurl_prereqfunc_abort(void) { return CURL_PREREQFUNC_ABORT; }
 int ccurl_trailerfunc_ok(void) { return CURL_TRAILERFUNC_OK; }
 int ccurl_trailerfunc_abort(void) { return CURL_TRAILERFUNC_ABORT; }
 
-CURLcode ccurl_easy_setopt_debug_function(CURL *handle, ccurl_debug_callback callback) {
-    return curl_easy_setopt(handle, CURLOPT_DEBUGFUNCTION, callback);
-}
 CURLcode ccurl_easy_setopt_trailer_function(CURL *handle, ccurl_trailer_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_TRAILERFUNCTION, callback);
 }
-int ccurl_prereqfunc_abort(void) { return CURL_PREREQFUNC_ABORT; }
+CURLcode ccurl_easy_setopt_debug_function(CURL *handle, ccurl_debug_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_DEBUGFUNCTION, callback);
+}
 int ccurl_seekfunc_ok(void) { return CURL_SEEKFUNC_OK; }
 int ccurl_seekfunc_cantseek(void) { return CURL_SEEKFUNC_CANTSEEK; }

@@ -927,7 +927,7 @@ func sample_TransfersAndTasks_4() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 5
 func sample_TransfersAndTasks_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 166)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 170)
     let task = session.task(for: HTTPRequest(method: .get, path: "/video.mp4"))
     Task {
         for await event in task.events {
@@ -947,7 +947,7 @@ func sample_TransfersAndTasks_5() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 6
 func sample_TransfersAndTasks_6() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 188)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 192)
     let upload = session.task(
         for: HTTPRequest(method: .put, path: "/backups/db.tar"),
         body: try .file(atPath: "/var/backups/db.tar")

@@ -55,6 +55,10 @@ unless the request says `Connection: close`. Routes (query parameters are option
     followed by one byte read from the request body; then the last chunk, while the request
     body is still open; then the rest of the request body is read to its end (the key's
     `request_ended` turns true; `echoed` counts the bytes read).
+/answer-first?bytes=N[&gzip=1&key=K]
+    Answers at once, before reading the request body: N bytes (`0123456789abcdef` repeated)
+    with a Content-Length (gzip-compressed with `gzip=1`); then reads the request body to its
+    end (the key's `request_ended` turns true, `echoed` counts its bytes).
 /no-read?seconds=S
     Reads the request head and not its body, answers nothing for S (30) seconds: an upload
     stalls once the socket buffers are full.
@@ -106,7 +110,7 @@ STATS = Stats()
 
 
 # Routes whose handler reads the request body itself (or never).
-STREAMING_PATHS = {"/speak", "/no-read"}
+STREAMING_PATHS = {"/speak", "/no-read", "/answer-first"}
 
 
 class Request:
@@ -465,6 +469,36 @@ def handle(conn: Connection) -> None:
                     if entry is not None:
                         with STATS.lock:
                             entry["echoed"] += len(chunk)
+                if entry is not None:
+                    with STATS.lock:
+                        entry["request_ended"] = True
+            elif request.path == "/answer-first":
+                size = request.int_arg("bytes", 0)
+                body = (b"0123456789abcdef" * (size // 16 + 1))[:size]
+                headers = {"Content-Type": "application/octet-stream"}
+                if request.query.get("gzip") == "1":
+                    compressor = zlib.compressobj(6, zlib.DEFLATED, 31)
+                    body = compressor.compress(body) + compressor.flush()
+                    headers["Content-Encoding"] = "gzip"
+                conn.send(200, body, headers)
+                answered(entry)
+                if request.headers.get("transfer-encoding", "").lower() == "chunked":
+                    while True:
+                        chunk = conn.read_chunk()
+                        if chunk is None:
+                            return
+                        if chunk == b"":
+                            break
+                        if entry is not None:
+                            with STATS.lock:
+                                entry["echoed"] += len(chunk)
+                else:
+                    length = int(request.headers.get("content-length", "0") or "0")
+                    if conn.read_exactly(length) is None:
+                        return
+                    if entry is not None:
+                        with STATS.lock:
+                            entry["echoed"] += length
                 if entry is not None:
                     with STATS.lock:
                         entry["request_ended"] = True

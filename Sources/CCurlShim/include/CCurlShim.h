@@ -34,10 +34,11 @@ CURLcode ccurl_easy_setopt_seek_function(CURL *handle, ccurl_seek_callback _Null
 typedef int (*ccurl_trailer_callback)(struct curl_slist *_Nullable *_Nonnull list, void *_Nullable userdata);
 CURLcode ccurl_easy_setopt_trailer_function(CURL *handle, ccurl_trailer_callback _Nullable callback);
 int ccurl_trailerfunc_ok(void);
+int ccurl_trailerfunc_abort(void);
+
 /// The debug callback (`CURLOPT_DEBUGFUNCTION`), which libcurl calls only with `CURLOPT_VERBOSE`.
 typedef int (*ccurl_debug_callback)(CURL *_Nullable handle, curl_infotype type, char *_Nullable data, size_t size, void *_Nullable userdata);
 CURLcode ccurl_easy_setopt_debug_function(CURL *handle, ccurl_debug_callback _Nullable callback);
-int ccurl_trailerfunc_abort(void);
 
 // MARK: easy info
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);

@@ -25,7 +25,8 @@ public import HTTPTypes
 /// - The network: ``Kind/couldNotResolveHost``, ``Kind/couldNotConnect``, ``Kind/timedOut``,
 ///   ``Kind/connectTimedOut``, ``Kind/stalled``, ``Kind/tlsFailure``, ``Kind/connectionClosed``, ``Kind/tooManyRedirects``,
 ///   ``Kind/insecureRedirect``, ``Kind/proxyFailure``, ``Kind/responseTooLarge``,
-///   ``Kind/responseHeaderTooLarge``, ``Kind/requestBodyFailed``, ``Kind/transportFailure``.
+///   ``Kind/responseHeaderTooLarge``, ``Kind/requestBodyFailed``, ``Kind/malformedResponse``,
+///   ``Kind/undecodableContent``, ``Kind/transportFailure``.
 /// - A status or body the caller did not accept (only from ``Response/validate(acceptableStatusCodes:)``
 ///   and ``Response/decode(_:decoder:)``): ``Kind/clientError``, ``Kind/serverError``,
 ///   ``Kind/unexpectedStatus``, ``Kind/undecodableBody``.

@@ -38,8 +38,8 @@ extension Response {
         }
 
         /// The trailer section: fields the server sent after the body, kept apart from the
-        /// head's fields. Empty when there were none; for a streamed body, empty until the body
-        /// has been read to its end.
+        /// head's fields. Empty when there were none; for a streamed body, there once the transfer
+        /// has ended — always once the body has been read to its end.
         public var trailerFields: HTTPFields {
             switch storage {
             case .buffered(_, let trailers): trailers ?? HTTPFields()

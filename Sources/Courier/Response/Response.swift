@@ -65,7 +65,8 @@ public struct Response: Sendable {
     public var headerFields: HTTPFields { head.headerFields }
 
     /// The trailer fields: sent after the body, kept apart from ``headerFields``. Empty when the
-    /// server sent none; for a streamed body, empty until the body has been read to its end.
+    /// server sent none; for a streamed body, there once the transfer has ended — always once
+    /// you have read the body to its end.
     ///
     /// Logging redacts them as it does header fields.
     public var trailerFields: HTTPFields { body.trailerFields }

@@ -72,7 +72,7 @@ public struct RequestBody: Sendable {
     /// Trailer fields follow the body: a checksum or a signature computed while the chunks went
     /// out, say. They travel in HTTP/1.1's chunked encoding, so a request with this body uses
     /// HTTP/1.1 even where the server offers HTTP/2, and the body is sent chunked whatever
-    /// `length` says. Fields that framing, routing or authentication depend on
+    /// its length. Fields that framing, routing or authentication depend on
     /// (`Content-Length`, `Transfer-Encoding`, `Host`, `Authorization`, `Trailer`, and the
     /// like) cannot be trailers: the request then fails with
     /// ``CourierError/Kind/requestBodyFailed`` and the server sees an unfinished body.
@@ -89,15 +89,13 @@ public struct RequestBody: Sendable {
     ///
     /// - Parameters:
     ///   - sequence: The chunks. It is iterated once, at the first attempt.
-    ///   - length: Unused for the framing (the body goes chunked); kept as ``length``.
     ///   - trailerFields: Called once after the last chunk; returns the trailer fields.
     public static func stream<Chunks: AsyncSequence & Sendable>(
         _ sequence: Chunks,
-        length: Int64? = nil,
         trailerFields: @escaping @Sendable () async throws -> HTTPFields
     ) -> RequestBody where Chunks.Element == Data {
         RequestBody(
-            storage: .stream(length: length, replayable: false, trailers: true) { writer in
+            storage: .stream(length: nil, replayable: false, trailers: true) { writer in
                 for try await chunk in sequence where !chunk.isEmpty {
                     try await writer.write(chunk)
                 }
@@ -147,12 +145,14 @@ public struct RequestBody: Sendable {
         return false
     }
 
-    /// The length libcurl is told: none for a body with trailers, which goes chunked.
+    /// The length a transport announces: none for a body with trailers, which goes chunked.
     var framedLength: Int64? {
         hasTrailers ? nil : length
     }
 
     /// Reads the whole body into memory.
+    ///
+    /// The bytes only: trailer fields a streamed body ends with are not among them.
     ///
     /// - Parameter maximumBytes: The most bytes to accept.
     /// - Throws: ``CourierError/Kind/invalidBody`` when the body is longer than `maximumBytes`

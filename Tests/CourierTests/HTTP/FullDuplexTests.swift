@@ -59,6 +59,58 @@ struct FullDuplexTests {
         await session.shutdown()
     }
 
+    private static func pattern(_ count: Int) -> Data {
+        Data(String(repeating: "0123456789abcdef", count: count / 16 + 1).utf8.prefix(count))
+    }
+
+    /// A response with a length ends at its last byte, all of it, whatever the receive buffer:
+    /// libcurl hands one large read over in several calls (the origin's buffer grows to 128 KiB
+    /// after large bodies).
+    @Test(arguments: [300 << 10, 5])
+    func aResponseWithALengthEndsWhileTheRequestBodyIsOpen(bytes: Int) async throws {
+        let env = try await TestServers.shared()
+        let session = session(env)
+        // Large bodies first: the origin's receive buffer grows.
+        let warm = try await session.send(
+            HTTPRequest(method: .post, path: "/answer-first?bytes=\(1 << 20)"),
+            body: .string("done")
+        )
+        #expect(warm.data == Self.pattern(1 << 20))
+        let (upload, writer) = AsyncStream<Data>.makeStream()
+        writer.yield(Data("open".utf8))
+        let key = "answer-first-\(UUID().uuidString)"
+        let response = try await session.send(
+            HTTPRequest(method: .post, path: "/answer-first?bytes=\(bytes)&key=\(key)"),
+            body: .stream(upload)
+        )
+        #expect(response.data.count == bytes)
+        #expect(response.data == Self.pattern(bytes))
+        writer.finish()
+        try await expectRequestEnded(session, key: key, echoed: 4)
+        await session.shutdown()
+    }
+
+    /// A content-coded response's length is not its decoded length: it ends with the transfer,
+    /// whole, once the request body has ended.
+    @Test func aContentCodedResponseEndsWithTheTransferWhole() async throws {
+        let env = try await TestServers.shared()
+        let session = session(env)
+        let (upload, writer) = AsyncStream<Data>.makeStream()
+        writer.yield(Data("open".utf8))
+        let bytes = 200 << 10
+        let response = try await session.stream(
+            HTTPRequest(method: .post, path: "/answer-first?bytes=\(bytes)&gzip=1"),
+            body: .stream(upload)
+        )
+        var body = Data()
+        for try await chunk in response.body {
+            body.append(chunk)
+            if body.count == bytes { writer.finish() }  // everything is here: end the upload
+        }
+        #expect(body == Self.pattern(bytes))
+        await session.shutdown()
+    }
+
     @Test func aBufferedResponseReturnsWhileTheRequestBodyIsStillOpen() async throws {
         let env = try await TestServers.shared()
         let session = session(env)

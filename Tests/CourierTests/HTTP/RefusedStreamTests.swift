@@ -45,15 +45,25 @@ struct RefusedStreamTests {
         await session.shutdown()
     }
 
-    @Test func aPOSTRefusedOnAReusedConnectionGoesAgainToo() async throws {
+    /// On a reused connection libcurl 7.88 words a refused stream as it words a connection that
+    /// died under a request the server may have processed: without proof, a POST does not go
+    /// again. (An idempotent request does.)
+    @Test func aPOSTRefusedOnAReusedConnectionIsNotSentAgainWithoutProof() async throws {
         let env = try await TestServers.shared()
         let session = session(env)
         let key = "reused-\(UUID().uuidString)"
         _ = try await session.send(HTTPRequest(method: .get, path: "/"))  // the connection to reuse
-        let answer = try await postRefusedOnce(session, key: key)
-        #expect(answer["attempt"] as? Int == 2)
+        let error = await #expect(throws: CourierError.self) {
+            try await session.send(HTTPRequest(method: .post, path: "/refuse-once?key=\(key)"), body: .string("x"))
+        }
+        #expect(error?.kind == .connectionClosed, "\(String(describing: error))")
+        let put = try await session.send(
+            HTTPRequest(method: .put, path: "/refuse-once?key=\(key)-put"),
+            body: .string("x")
+        )
+        #expect(put.statusCode == 200)
         let seen = try await stats(session, key: key)
-        #expect(seen["processed"] as? Int == 1)
+        #expect(seen["processed"] as? Int == 0)
         await session.shutdown()
     }
 

@@ -93,6 +93,19 @@ struct TrailerTests {
         await session.shutdown()
     }
 
+    @Test func everyRequestOnAReusedConnectionSendsItsOwnTrailers() async throws {
+        let env = try await TestServers.shared()
+        let session = faultSession(env)
+        for round in 0..<3 {
+            let body = RequestBody.stream(Self.chunks(["round \(round)"])) { [Self.checksum: "sum-\(round)"] }
+            let response = try await session.send(HTTPRequest(method: .post, path: "/echo-trailers"), body: body)
+            let echo = try JSONSerialization.jsonObject(with: response.data) as? [String: Any]
+            #expect(echo?["body"] as? String == "round \(round)")
+            #expect((echo?["trailers"] as? [String: String])?["x-checksum"] == "sum-\(round)", "round \(round)")
+        }
+        await session.shutdown()
+    }
+
     @Test func aRequestWithTrailersUsesHTTP1WhereTheServerOffersHTTP2() async throws {
         let env = try await TestServers.shared()
         let session = SessionFactory.session(env, .https)

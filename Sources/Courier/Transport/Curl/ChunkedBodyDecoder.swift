@@ -113,6 +113,12 @@ struct ChunkedBodyDecoder: Sendable {
     }
 }
 
+/// A transfer's ``ChunkedBodyDecoder``, kept apart: only a full-duplex exchange needs one, and
+/// every transfer would otherwise carry its room.
+final class ChunkedBodyReader {
+    var decoder = ChunkedBodyDecoder()
+}
+
 extension UInt8 {
     /// The value of an ASCII hex digit, or `nil`.
     fileprivate var hexValue: UInt8? {

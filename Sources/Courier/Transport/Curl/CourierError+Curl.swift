@@ -23,10 +23,9 @@ extension CourierError {
         case CURLE_OPERATION_TIMEDOUT:
             // libcurl 7.88 says which limit fired only in its text, and words a connect that
             // ran out of time in two ways: "Connection timed out after" when the multi handle
-            // notices, "Connection timeout after" when the connecting filter does first.
-            if detail.hasPrefix("Operation too slow") {
-                kind = .stalled
-            } else if detail.hasPrefix("Failed to connect") || detail.hasPrefix("Connection timed out")
+            // notices, "Connection timeout after" when the connecting filter does first. (The
+            // stall timeout is Courier's own: CurlTransfer+Stall.swift.)
+            if detail.hasPrefix("Failed to connect") || detail.hasPrefix("Connection timed out")
                 || detail.hasPrefix("Connection timeout") || detail.hasPrefix("Resolving timed out")
                 || detail.hasPrefix("SSL connection timeout")
             {

@@ -45,7 +45,8 @@ enum CurlCallbacks {
     }
 
     /// libcurl's informational text, which alone tells that an HTTP/2 server refused a stream
-    /// (set only on transfers that need to know; see ``CurlTransfer/beginSendAttempt()``).
+    /// (set only on transfers that need to know; see ``CurlTransfer/readInformation(_:)``). The
+    /// text holds the request's header fields, credentials included: never log or keep it.
     static let debug: ccurl_debug_callback = { _, type, data, size, userdata in
         guard type == CURLINFO_TEXT, let data, let userdata else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()

@@ -21,6 +21,11 @@ final class CurlEasyHandle {
     /// The options the handle carries, or `nil` after a reset or a failed configuration.
     var profile: CurlTransfer.Profile?
 
+    /// Whether the handle may serve another transfer. libcurl 7.88 keeps the state of a request
+    /// body's trailer fields in the handle and never resets it, not even in `curl_easy_reset`:
+    /// a later transfer would send no trailers, or, after trailers that were refused, read a
+    /// freed buffer. A handle that sent trailers is cleaned up instead.
+    var isReusable = true
     /// `CURLOPT_BUFFERSIZE` as last set (chosen per request, see ``CurlOriginSlots``).
     var receiveBufferSize = CurlOriginSlots.defaultReceiveBufferSize
 

@@ -459,10 +459,10 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     /// Keeps an easy handle for the next transfer, options and all (see ``CurlEasyHandle``),
-    /// or lets it go (`curl_easy_cleanup`) when enough are idle.
+    /// or lets it go (`curl_easy_cleanup`) when enough are idle or it may not serve again.
     private func recycle(_ handle: CurlEasyHandle) {
         handle.transferEnded()
-        if idleHandles.count < maximumIdleHandles {
+        if handle.isReusable, idleHandles.count < maximumIdleHandles {
             idleHandles.append(handle)
         } else {
             handleCount.wrappingSubtract(1, ordering: .relaxed)

@@ -34,7 +34,7 @@ extension CurlTransfer {
         isOnFreshConnection = true
         sendAttempts = 0
         stallWatched = false
-        chunkedBody = nil
+        streamRefused = false
         head.reset()
         reportedProgress.reset()
         return true
@@ -43,25 +43,16 @@ extension CurlTransfer {
     /// Reads a line of libcurl's informational text (transfers that watch for refused streams).
     ///
     /// libcurl 7.88 retries a refused HTTP/2 stream by itself and says so in one of two ways:
-    /// "REFUSED_STREAM, retrying a fresh connect" on a connection of the transfer's own, and only
-    /// "Connection died, retrying a fresh connect" on a reused one — the words it also uses when a
-    /// reused connection failed under the request. On a connection to an origin known to speak
-    /// HTTP/2 the two differ in one way: a failed socket is reported first ("Recv failure",
-    /// "Send failure", a TLS read or write error), a refused stream is not. HTTP/2 closes the
-    /// streams a server did not process with the same code when it goes away (GOAWAY), so those
-    /// count as refused too.
+    /// "REFUSED_STREAM, retrying a fresh connect" when the stream was on a connection of the
+    /// transfer's own, and only "Connection died, retrying a fresh connect" when it was on a
+    /// reused one — the words it also uses when a reused connection failed under a request the
+    /// server may have processed. Only the first is proof that the server did not process the
+    /// request, so only the first lets a request that may not go again go again.
+    ///
+    /// The text also holds the request's header fields, credentials included: it is read for
+    /// this one line and never kept or logged.
     func readInformation(_ text: UnsafeRawBufferPointer) {
-        if text.starts(with: "REFUSED_STREAM".utf8) {
-            streamRefused = true
-        } else if text.starts(with: "Recv failure".utf8) || text.starts(with: "Send failure".utf8)
-            || text.starts(with: "OpenSSL SSL_".utf8)
-        {
-            sawSocketFailure = true
-        } else if text.starts(with: "Connection died, retrying".utf8), !sawSocketFailure,
-            slots?.isMultiplexed == true
-        {
-            streamRefused = true
-        }
+        if text.starts(with: "REFUSED_STREAM".utf8) { streamRefused = true }
     }
 
     /// Counts an attempt to send the request, and says whether it may go.
@@ -69,19 +60,16 @@ extension CurlTransfer {
     /// libcurl sends a request again by itself when a reused connection died before any
     /// byte of a response, or an HTTP/2 server refused the stream. For a method that is not
     /// idempotent that is safe when nothing of the request reached the connection, when the
-    /// request carries an `Idempotency-Key`, or — once — when the server refused the stream: a
-    /// refused stream was not processed (libcurl tells that only in its informational text,
-    /// which such transfers read). After a dead connection the server may have processed the
-    /// request: then the transfer fails with ``CourierError/Kind/connectionClosed``.
+    /// request carries an `Idempotency-Key`, or — once — when the server provably refused the
+    /// stream: a refused stream was not processed (see ``readInformation(_:)``). After a dead
+    /// connection the server may have processed the request: then the transfer fails with
+    /// ``CourierError/Kind/connectionClosed``.
     func beginSendAttempt() -> Bool {
         sendAttempts += 1
         guard sendAttempts > 1, !request.method.isIdempotent, request.headerFields[.idempotencyKey] == nil,
             let easy
         else { return true }
-        defer {
-            streamRefused = false
-            sawSocketFailure = false
-        }
+        defer { streamRefused = false }
         if streamRefused, !retriedRefusedStream, body?.isReplayable ?? true {
             retriedRefusedStream = true
             return true

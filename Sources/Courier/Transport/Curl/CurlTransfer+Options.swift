@@ -23,8 +23,11 @@ extension CurlTransfer {
             isHTTPS: isHTTPS,
             reportsProgress: options.reportsProgress && control.observesProgress,
             sendsTrailers: body?.hasTrailers ?? false,
+            // Where a refused HTTP/2 stream can happen: not over HTTP/1.1 (a body with trailers, an
+            // origin known to speak HTTP/1.1).
             watchesRefusedStreams: isHTTPS && !request.method.isIdempotent
-                && request.headerFields[.idempotencyKey] == nil
+                && request.headerFields[.idempotencyKey] == nil && !(body?.hasTrailers ?? false)
+                && slots?.isMultiplexed != false
         )
     }
 
@@ -68,7 +71,11 @@ extension CurlTransfer {
             try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: body.framedLength ?? -1)
             try set(easy, CURLOPT_READDATA, pointer: me)
             try set(easy, CURLOPT_SEEKDATA, pointer: me)
-            if profile.sendsTrailers { try set(easy, CURLOPT_TRAILERDATA, pointer: me) }
+            if profile.sendsTrailers {
+                // libcurl forgets the trailer function once it has sent trailers: set per request.
+                try check(ccurl_easy_setopt_trailer_function(easy, CurlCallbacks.trailers), "trailer callback")
+                try set(easy, CURLOPT_TRAILERDATA, pointer: me)
+            }
         }
         if profile.watchesRefusedStreams, transport.allowsHTTP2 { try set(easy, CURLOPT_DEBUGDATA, pointer: me) }
         if profile.reportsProgress { try set(easy, CURLOPT_XFERINFODATA, pointer: me) }
@@ -124,9 +131,6 @@ extension CurlTransfer {
             try set(easy, CURLOPT_POST, 1)
             try check(ccurl_easy_setopt_read_function(easy, CurlCallbacks.read), "read callback")
             try check(ccurl_easy_setopt_seek_function(easy, CurlCallbacks.seek), "seek callback")
-            if profile.sendsTrailers {
-                try check(ccurl_easy_setopt_trailer_function(easy, CurlCallbacks.trailers), "trailer callback")
-            }
         } else if method == .post || method == .put || method == .patch {
             try set(easy, CURLOPT_POST, 1)
             try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: 0)

@@ -17,14 +17,13 @@ extension CurlTransfer {
         if chunkedBody != nil { return receiveChunked(bytes) }
         let taken = take(bytes)
         // While the request body still goes, libcurl does not end the transfer when the
-        // response is complete: the length it announced tells.
-        if !uploadEnded, taken == bytes.count, head.expectedLength > 0, let easy {
-            var raw: Int64 = 0
-            if ccurl_easy_getinfo_off_t(easy, CURLINFO_SIZE_DOWNLOAD_T, &raw) == CURLE_OK,
-                raw >= head.expectedLength
-            {
-                endResponse()
-            }
+        // response is complete: the length it announced tells, counted in the bytes taken
+        // (libcurl may hand one read over in several calls). A content-coded body's length is
+        // not its decoded length: it ends with the transfer.
+        if !uploadEnded, taken == bytes.count, head.expectedLength > 0, !head.isChunked, !head.isContentEncoded,
+            Int64(receivedBytes) >= head.expectedLength
+        {
+            endResponse()
         }
         return taken
     }
@@ -32,7 +31,8 @@ extension CurlTransfer {
     /// Raw chunked bytes: the data they frame goes to the sink, all of it or none (a refused
     /// chunk comes again from libcurl after the pause); the last chunk ends the response.
     private func receiveChunked(_ bytes: UnsafeRawBufferPointer) -> Int {
-        guard var decoder = chunkedBody else { return 0 }
+        guard let reader = chunkedBody else { return 0 }
+        var decoder = reader.decoder
         var data = Data()
         let outcome = decoder.decode(bytes, into: &data)
         if case .malformed(let reason) = outcome {
@@ -46,7 +46,7 @@ extension CurlTransfer {
             let taken = data.withUnsafeBytes { take($0) }
             guard taken == data.count else { return taken }  // a pause or a failure
         }
-        chunkedBody = decoder
+        reader.decoder = decoder
         if outcome == .end {
             head.receiveTrailers(decoder.trailerFields)
             endResponse()
@@ -57,15 +57,20 @@ extension CurlTransfer {
     /// Decides, once the final head is there, how the end of the response will be known while
     /// the request body is still being sent.
     func beginResponseBody() {
-        guard body != nil, !uploadEnded, let easy else { return }
-        if request.method == .head || head.statusCode == 204 || head.statusCode == 304 || head.expectedLength == 0 {
-            endResponse()  // no body follows this head
-        } else if head.isChunked, !head.isContentEncoded, head.isHTTP1 {
+        // A 417 to `Expect: 100-continue` is answered by libcurl itself, which sends the request
+        // again without the expectation: the response is the next one.
+        guard body != nil, !uploadEnded, head.statusCode != 417, let easy else { return }
+        if head.isChunked {  // the chunked framing wins over a Content-Length
+            guard !head.isContentEncoded, head.isHTTP1 else { return }
             // libcurl keeps reading the framing and hands over the raw bytes, which Courier
             // reads itself. (A content-coded body is left to libcurl: then the response ends
             // with the transfer.)
             guard ccurl_easy_setopt_long(easy, CURLOPT_HTTP_TRANSFER_DECODING, 0) == CURLE_OK else { return }
-            chunkedBody = ChunkedBodyDecoder()
+            chunkedBody = ChunkedBodyReader()
+        } else if request.method == .head || head.statusCode == 204 || head.statusCode == 304
+            || head.expectedLength == 0
+        {
+            endResponse()  // no body follows this head
         }
     }
 

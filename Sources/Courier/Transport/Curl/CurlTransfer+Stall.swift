@@ -10,9 +10,11 @@ import Foundation
 ///
 /// The watch starts with the response head, or earlier with the first request body bytes (an
 /// upload the server stops reading stalls too). It rests while the transfer waits on its own
-/// side: the consumer of a streamed body is behind, the caller suspended the transfer, or,
-/// before the response head, the request body has no bytes yet or was sent whole (then the
-/// server is working, and the deadline bounds the wait).
+/// side: the consumer of a streamed body is behind, the caller suspended the transfer, or the
+/// request body has no bytes yet while no response is moving (before the response head, or
+/// after the whole response arrived while the request body goes on); before the head it also
+/// rests once the request body was sent whole (then the server is working, and the deadline
+/// bounds the wait).
 extension CurlTransfer {
     /// Starts watching, or restarts the clock when the transfer moves again after a rest.
     func watchForStalls() {
@@ -35,7 +37,9 @@ extension CurlTransfer {
         guard stallWatched, let stall = options.stallTimeout, machine.isRunningUnpaused(receive: true),
             !control.isSuspended
         else { return nil }
-        if !machine.hasFinalHead, uploadEnded || !machine.isRunningUnpaused(receive: false) { return nil }
+        let waitingForTheBody = !uploadEnded && !machine.isRunningUnpaused(receive: false)
+        if !machine.hasFinalHead, uploadEnded || waitingForTheBody { return nil }
+        if machine.responseHasEnded, waitingForTheBody { return nil }
         return lastMoved &+ stall.nanoseconds
     }
 
@@ -64,10 +68,11 @@ enum StallClock {
 }
 
 extension Duration {
-    /// The duration in whole nanoseconds, zero when negative.
+    /// The duration in whole nanoseconds, zero when negative, at most about a century (so that
+    /// adding it to a clock reading cannot overflow).
     var nanoseconds: UInt64 {
         let (seconds, attoseconds) = components
         guard seconds >= 0 else { return 0 }
-        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(max(0, attoseconds) / 1_000_000_000)
+        return UInt64(min(seconds, 3_155_760_000)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
     }
 }

@@ -92,10 +92,10 @@ extension CurlTransfer {
         enum HeadAction: Sendable, Equatable {
             /// An interim (1xx) head: wait for the next.
             case interim
-            /// The final head: arm the stall check.
+            /// The final head: watch for stalls.
             case final
-            /// The final head of a streamed response: arm the stall check and hand the head
-            /// and a body stream to the caller.
+            /// The final head of a streamed response: watch for stalls and hand the head and a
+            /// body stream to the caller.
             case finalStreamed
             /// The transfer is not running: abort.
             case abort
@@ -158,6 +158,12 @@ extension CurlTransfer {
             case .running(let running): running.head == .awaiting || running.head == .received
             case .ended: false
             }
+        }
+
+        /// Whether the whole response arrived while the request body still goes.
+        var responseHasEnded: Bool {
+            guard case .running(let running) = state else { return false }
+            return running.head == .complete
         }
 
         /// Whether the transfer runs and the receiving (`receive`) or sending side is not paused
@@ -232,7 +238,8 @@ extension CurlTransfer {
 
         // MARK: libcurl's callbacks
 
-        /// A status line arrived: a new head begins (after an interim one, or trailers aside).
+        /// A status line arrived: a new head begins (after an interim one, or after a final one
+        /// when libcurl sent the request again by itself, as after a 417 to an expectation).
         mutating func statusLineReceived() {
             guard case .running(var running) = state, running.head == .received else { return }
             running.head = .awaiting

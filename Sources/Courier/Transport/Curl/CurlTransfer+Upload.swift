@@ -55,6 +55,7 @@ extension CurlTransfer {
     func rewindUpload(to offset: Int64) -> Bool {
         uploadEnded = false
         uploadedBytes = offset
+        if stallWatched { watchForStalls() }  // the body goes out again: watch it again
         switch upload {
         case .memory(let data, _):
             guard offset >= 0, offset <= Int64(data.count) else { return false }
@@ -125,7 +126,10 @@ extension CurlTransfer {
     static let fieldsNotAllowedInTrailers: Set<HTTPField.Name> = [
         .contentLength, .transferEncoding, HTTPField.Name("Host")!, .authorization, .proxyAuthorization, .trailer, .te,
         .contentType, .contentEncoding, .contentRange, .expect, .cookie, .cacheControl, .maxForwards, .range,
-        .connection, .upgrade, .userAgent,
+        .connection, .upgrade, .userAgent, .proxyAuthenticate, .wwwAuthenticate, .setCookie, .idempotencyKey,
+        HTTPField.Name("DPoP")!, HTTPField.Name("Forwarded")!, HTTPField.Name("Keep-Alive")!,
+        HTTPField.Name("Proxy-Connection")!, HTTPField.Name("X-Forwarded-For")!, HTTPField.Name("X-Forwarded-Host")!,
+        HTTPField.Name("X-Forwarded-Proto")!,
     ]
 
     /// Appends the request body's trailer fields to libcurl's list (which libcurl frees);

@@ -69,7 +69,7 @@ final class CurlTransfer: @unchecked Sendable {
     var uploadedBytes: Int64 = 0
     /// The chunked framing of a response body that ends while the request body still goes:
     /// libcurl hands over the raw bytes and this reads them (see ``ChunkedBodyDecoder``).
-    var chunkedBody: ChunkedBodyDecoder?
+    var chunkedBody: ChunkedBodyReader?
 
     // The stall watch (CurlTransfer+Stall.swift).
     /// Whether the transfer is watched for stalls.
@@ -89,8 +89,6 @@ final class CurlTransfer: @unchecked Sendable {
     var isOnFreshConnection = false
     /// Whether libcurl's text says that the HTTP/2 server refused the stream (and it retries).
     var streamRefused = false
-    /// Whether libcurl's text reported a failed socket read or write in this attempt.
-    var sawSocketFailure = false
     /// Whether the transfer already went again after a refused stream.
     var retriedRefusedStream = false
 
@@ -179,6 +177,7 @@ final class CurlTransfer: @unchecked Sendable {
         if sendAttempts != 1 || code != CURLE_OK || isOnFreshConnection || chunkedBody != nil {
             handle?.profile = nil
         }
+        if body?.hasTrailers == true { handle?.isReusable = false }
         handle = nil
     }
 

@@ -73,9 +73,6 @@ struct ResponseHeadParser {
     private(set) var headBytes = 0
     private var section = Section.statusLine
 
-    /// Whether the final head ended, so that field lines are trailers.
-    var hasFinalHead: Bool { section == .trailers }
-
     /// Takes one line, line end included.
     mutating func receive(_ line: UnsafeRawBufferPointer) -> Line {
         let bytes = line.trimmingLineEnd()
@@ -93,6 +90,9 @@ struct ResponseHeadParser {
         if line.count > ResponseHeadLimits.maximumLineBytes || headBytes > ResponseHeadLimits.maximumSectionBytes {
             return .tooLarge(line: line.count > ResponseHeadLimits.maximumLineBytes)
         }
+        // After a final head a status line is a new head: libcurl sends a request again by
+        // itself in a few cases (after a 417 to an expectation); trailer fields never look so.
+        if section == .trailers, bytes.statusCode != nil { section = .statusLine }
         switch section {
         case .statusLine:
             guard let code = bytes.statusCode else { return .malformed(.statusLine) }
@@ -103,6 +103,7 @@ struct ResponseHeadParser {
             isChunked = false
             isContentEncoded = false
             isHTTP1 = bytes[6] == UInt8(ascii: ".")
+            trailerFields = nil
             section = .fields
             return .statusLine
         case .fields:
@@ -117,7 +118,10 @@ struct ResponseHeadParser {
                 }
                 expectedLength = length
             } else if nameLength == 17, field.name == .transferEncoding {
-                isChunked = field.value.lowercased().hasSuffix("chunked")
+                // A list of codings, in one field or several: chunked is the last.
+                isChunked =
+                    field.value.split(separator: ",").last?.trimmingCharacters(in: .whitespaces)
+                    .lowercased() == "chunked"
             } else if nameLength == 16, field.name == .contentEncoding {
                 isContentEncoded = isContentEncoded || field.value.lowercased() != "identity"
             }
