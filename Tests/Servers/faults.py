@@ -277,6 +277,34 @@ def failing(request: Request, entry: dict | None) -> bool:
     return entry is not None and request.index <= request.int_arg("fail", 0)
 
 
+def read_rest_of_body(conn: Connection, request: Request, entry: dict | None) -> bool:
+    """Reads what is left of a request body a handler did not read up front, counting its bytes
+    in the key's `echoed` and setting `request_ended` at its end; False when the connection
+    closed first."""
+    def echoed(count: int) -> None:
+        if entry is not None:
+            with STATS.lock:
+                entry["echoed"] += count
+
+    if request.headers.get("transfer-encoding", "").lower() == "chunked":
+        while True:
+            chunk = conn.read_chunk()
+            if chunk is None:
+                return False
+            if chunk == b"":
+                break
+            echoed(len(chunk))
+    else:
+        length = int(request.headers.get("content-length", "0") or "0")
+        if conn.read_exactly(length) is None:
+            return False
+        echoed(length)
+    if entry is not None:
+        with STATS.lock:
+            entry["request_ended"] = True
+    return True
+
+
 def handle(conn: Connection) -> None:
     while True:
         request = conn.read_request()
@@ -460,18 +488,8 @@ def handle(conn: Connection) -> None:
                             entry["echoed"] += 1
                 conn.sock.sendall(b"0\r\n\r\n")
                 answered(entry)
-                while True:  # the request body goes on until the client ends it
-                    chunk = conn.read_chunk()
-                    if chunk is None:
-                        return
-                    if chunk == b"":
-                        break
-                    if entry is not None:
-                        with STATS.lock:
-                            entry["echoed"] += len(chunk)
-                if entry is not None:
-                    with STATS.lock:
-                        entry["request_ended"] = True
+                if not read_rest_of_body(conn, request, entry):  # it goes on until the client ends it
+                    return
             elif request.path == "/answer-first":
                 size = request.int_arg("bytes", 0)
                 body = (b"0123456789abcdef" * (size // 16 + 1))[:size]
@@ -482,26 +500,8 @@ def handle(conn: Connection) -> None:
                     headers["Content-Encoding"] = "gzip"
                 conn.send(200, body, headers)
                 answered(entry)
-                if request.headers.get("transfer-encoding", "").lower() == "chunked":
-                    while True:
-                        chunk = conn.read_chunk()
-                        if chunk is None:
-                            return
-                        if chunk == b"":
-                            break
-                        if entry is not None:
-                            with STATS.lock:
-                                entry["echoed"] += len(chunk)
-                else:
-                    length = int(request.headers.get("content-length", "0") or "0")
-                    if conn.read_exactly(length) is None:
-                        return
-                    if entry is not None:
-                        with STATS.lock:
-                            entry["echoed"] += length
-                if entry is not None:
-                    with STATS.lock:
-                        entry["request_ended"] = True
+                if not read_rest_of_body(conn, request, entry):
+                    return
             elif request.path == "/no-read":
                 conn.sock.settimeout(float(request.int_arg("seconds", 30)))
                 time.sleep(float(request.int_arg("seconds", 30)))
