@@ -26,6 +26,9 @@ final class CurlEasyHandle {
     /// a later transfer would send no trailers, or, after trailers that were refused, read a
     /// freed buffer. A handle that sent trailers is cleaned up instead.
     var isReusable = true
+    /// Whether libcurl's informational text goes to the debug callback (`CURLOPT_VERBOSE`; see
+    /// ``CurlTransfer/readInformation(_:)``).
+    var watchesRefusedStreams = false
     /// `CURLOPT_BUFFERSIZE` as last set (chosen per request, see ``CurlOriginSlots``).
     var receiveBufferSize = CurlOriginSlots.defaultReceiveBufferSize
 
@@ -104,6 +107,7 @@ final class CurlEasyHandle {
         if isUsed {
             curl_easy_reset(pointer)  // forgets every option, keeps connections and caches
             headerKey = nil
+            watchesRefusedStreams = false
             receiveBufferSize = CurlOriginSlots.defaultReceiveBufferSize
         }
         isUsed = true

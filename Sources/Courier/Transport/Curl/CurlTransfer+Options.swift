@@ -11,9 +11,6 @@ extension CurlTransfer {
         var isHTTPS: Bool
         var reportsProgress: Bool
         var sendsTrailers: Bool
-        /// Whether a refused HTTP/2 stream must be told from a dead connection (a request that
-        /// may not go again otherwise).
-        var watchesRefusedStreams: Bool
     }
 
     var profile: Profile {
@@ -22,12 +19,7 @@ extension CurlTransfer {
             hasBody: body != nil,
             isHTTPS: isHTTPS,
             reportsProgress: options.reportsProgress && control.observesProgress,
-            sendsTrailers: body?.hasTrailers ?? false,
-            // Where a refused HTTP/2 stream can happen: not over HTTP/1.1 (a body with trailers, an
-            // origin known to speak HTTP/1.1).
-            watchesRefusedStreams: isHTTPS && !request.method.isIdempotent
-                && request.headerFields[.idempotencyKey] == nil && !(body?.hasTrailers ?? false)
-                && slots?.isMultiplexed != false
+            sendsTrailers: body?.hasTrailers ?? false
         )
     }
 
@@ -77,9 +69,36 @@ extension CurlTransfer {
                 try set(easy, CURLOPT_TRAILERDATA, pointer: me)
             }
         }
-        if profile.watchesRefusedStreams, transport.allowsHTTP2 { try set(easy, CURLOPT_DEBUGDATA, pointer: me) }
+        try watchRefusedStreams(handle, me: me, transport: transport)
         if profile.reportsProgress { try set(easy, CURLOPT_XFERINFODATA, pointer: me) }
         try check(handle.setHeaders(request.headerFields, hasBody: body != nil), "header list")
+    }
+
+    /// Whether a refused HTTP/2 stream must be told from a dead connection: a request that may
+    /// not go again otherwise, where a refused stream can happen (HTTPS, HTTP/2 allowed, not a
+    /// body with trailers, not an origin known to speak HTTP/1.1).
+    private func watchesRefusedStreams(_ transport: CurlTransport.Configuration) -> Bool {
+        isHTTPS && transport.allowsHTTP2 && !request.method.isIdempotent
+            && request.headerFields[.idempotencyKey] == nil && !(body?.hasTrailers ?? false)
+            && slots?.isMultiplexed != false
+    }
+
+    /// Turns libcurl's informational text on for a transfer that watches for refused streams
+    /// (libcurl says that a server refused a stream only there), off for the others. Per
+    /// request, not per profile: requests with and without an `Idempotency-Key` share handles.
+    private func watchRefusedStreams(
+        _ handle: CurlEasyHandle,
+        me: UnsafeMutableRawPointer,
+        transport: CurlTransport.Configuration
+    ) throws {
+        let watches = watchesRefusedStreams(transport)
+        if watches { try set(handle.pointer, CURLOPT_DEBUGDATA, pointer: me) }
+        guard watches != handle.watchesRefusedStreams else { return }
+        if watches {
+            try check(ccurl_easy_setopt_debug_function(handle.pointer, CurlCallbacks.debug), "debug callback")
+        }
+        try set(handle.pointer, CURLOPT_VERBOSE, watches ? 1 : 0)
+        handle.watchesRefusedStreams = watches
     }
 
     /// The time left until the deadline, for curl (`0`: none); what the transfer spent
@@ -135,11 +154,6 @@ extension CurlTransfer {
             try set(easy, CURLOPT_POST, 1)
             try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, offT: 0)
             try set(easy, CURLOPT_POSTFIELDS, pointer: nil)
-        }
-        if profile.watchesRefusedStreams, transport.allowsHTTP2 {
-            // libcurl says that a server refused a stream only in its informational text.
-            try check(ccurl_easy_setopt_debug_function(easy, CurlCallbacks.debug), "debug callback")
-            try set(easy, CURLOPT_VERBOSE, 1)
         }
         if profile.reportsProgress {
             try set(easy, CURLOPT_NOPROGRESS, 0)
