@@ -277,6 +277,15 @@ def failing(request: Request, entry: dict | None) -> bool:
     return entry is not None and request.index <= request.int_arg("fail", 0)
 
 
+def hold(conn: Connection, request: Request) -> None:
+    """Answers nothing more for `seconds` (30) seconds, or until the client closes."""
+    conn.sock.settimeout(float(request.int_arg("seconds", 30)))
+    try:
+        conn.sock.recv(1)
+    except OSError:
+        pass
+
+
 def read_rest_of_body(conn: Connection, request: Request, entry: dict | None) -> bool:
     """Reads what is left of a request body a handler did not read up front, counting its bytes
     in the key's `echoed` and setting `request_ended` at its end; False when the connection
@@ -444,11 +453,7 @@ def handle(conn: Connection) -> None:
                 conn.sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
                                   + f"Content-Length: {sent + (1 << 20)}\r\n\r\n".encode() + b"x" * sent)
                 answered(entry)
-                conn.sock.settimeout(float(request.int_arg("seconds", 30)))
-                try:
-                    conn.sock.recv(1)
-                except OSError:
-                    pass
+                hold(conn, request)
                 return
             elif request.path == "/encoding":
                 if request.query.get("kind") == "unknown":
@@ -503,15 +508,10 @@ def handle(conn: Connection) -> None:
                 if not read_rest_of_body(conn, request, entry):
                     return
             elif request.path == "/no-read":
-                conn.sock.settimeout(float(request.int_arg("seconds", 30)))
                 time.sleep(float(request.int_arg("seconds", 30)))
                 return
             elif request.path == "/hang":
-                conn.sock.settimeout(float(request.int_arg("seconds", 30)))
-                try:
-                    conn.sock.recv(1)
-                except OSError:
-                    pass
+                hold(conn, request)
                 return
             else:
                 answered(entry)

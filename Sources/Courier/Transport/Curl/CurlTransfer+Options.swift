@@ -64,7 +64,8 @@ extension CurlTransfer {
             try set(easy, CURLOPT_READDATA, pointer: me)
             try set(easy, CURLOPT_SEEKDATA, pointer: me)
             if profile.sendsTrailers {
-                // libcurl forgets the trailer function once it has sent trailers: set per request.
+                // Beside its data: libcurl forgets the function once it has sent trailers, and a
+                // handle that sent them serves no other transfer (CurlEasyHandle.isReusable).
                 try check(ccurl_easy_setopt_trailer_function(easy, CurlCallbacks.trailers), "trailer callback")
                 try set(easy, CURLOPT_TRAILERDATA, pointer: me)
             }
