@@ -44,6 +44,16 @@ PROFILES = {
 
 logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
 
+# /api/user/download: byte i of a body is i % 251 (a prime, so no power-of-two chunking lines up
+# with the pattern); clients compute the same bytes to check what they received.
+DOWNLOAD_CHUNK = 64 << 10
+_PATTERN = bytes(i % 251 for i in range(251)) * ((DOWNLOAD_CHUNK // 251) + 2)
+
+
+def download_pattern(offset: int, size: int) -> bytes:
+    start = offset % 251
+    return _PATTERN[start:start + size]
+
 
 class UpstreamError(Exception):
     pass
@@ -226,6 +236,39 @@ def create_app(as_url: str, gateway_url: str) -> Flask:
             seconds = 1.0
         time.sleep(seconds)
         return jsonify({"client_id": token.get("client_id"), "slept": seconds})
+
+    @app.get("/api/user/download")
+    def user_download():
+        # ?bytes=N (at most 256 MiB) of download_pattern(), produced as it is sent (never held
+        # whole): a long streamed body behind a user token. Optional ?pause_after=K&pause=S
+        # stops for S seconds (at most 30) after K bytes, so a client can act mid-body.
+        token, err = authorize(["read"], require_user=True)
+        if err:
+            return err
+        try:
+            total = min(max(int(request.args.get("bytes", "1048576")), 0), 256 << 20)
+            pause_after = int(request.args.get("pause_after", "-1"))
+            pause = min(max(float(request.args.get("pause", "0")), 0.0), 30.0)
+        except ValueError:
+            return jsonify({"error": "invalid_request"}), 400
+
+        def body():
+            sent = 0
+            paused = False
+            while sent < total:
+                if not paused and 0 <= pause_after <= sent:
+                    paused = True
+                    time.sleep(pause)
+                size = min(DOWNLOAD_CHUNK, total - sent)
+                if 0 <= pause_after and not paused:
+                    size = min(size, pause_after - sent)
+                yield download_pattern(sent, size)
+                sent += size
+
+        resp = Response(body(), status=200, mimetype="application/octet-stream")
+        resp.headers["Content-Length"] = str(total)
+        resp.headers["X-Courier-User"] = str(token.get("username"))
+        return resp
 
     @app.get("/api/public/status")
     def public_status():
