@@ -68,6 +68,7 @@ let package = Package(
                 "Courier",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -135,7 +136,10 @@ let package = Package(
             name: "CourierPostgresTests",
             dependencies: [
                 "Courier", "CourierPostgres", "CourierPostgresFleetMember",
+                "CourierServiceLifecycle",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -24,7 +24,9 @@ public import PostgresNIO
 ///   database is a ``Courier/CourierError`` (``Courier/CourierError/Kind/couldNotConnect``,
 ///   ``Courier/CourierError/Kind/timedOut``), and a broker then renews on its own.
 ///
-/// The store owns a connection pool and runs it until ``shutdown()``:
+/// The store is a swift-service-lifecycle `Service`: its connection pool runs inside
+/// ``run()``, so run the store in the `ServiceGroup` of your service, before the services
+/// that use it:
 ///
 /// ```swift
 /// let store = try PostgresTokenStore(
@@ -32,7 +34,19 @@ public import PostgresNIO
 ///                          database: "tokens", tls: .require(caBundlePath: "/etc/ssl/db-ca.pem")),
 ///     keyProvider: .environment()
 /// )
-/// defer { Task { await store.shutdown() } }
+/// let group = ServiceGroup(services: [store, access], logger: logger)
+/// try await group.run()
+/// ```
+///
+/// Without swift-service-lifecycle, run it in a task group for as long as it is used, and
+/// end it with ``shutdown()``:
+///
+/// ```swift
+/// try await withThrowingDiscardingTaskGroup { group in
+///     group.addTask { try await store.run() }
+///     try await serveRequests(with: store)
+///     await store.shutdown()
+/// }
 /// ```
 public final class PostgresTokenStore: SharedTokenStore {
     /// The table of tokens.
@@ -40,8 +54,9 @@ public final class PostgresTokenStore: SharedTokenStore {
     let client: PostgresClient
     let logger: Logger
     let schema = LockedBox<Task<Void, any Error>?>(nil)
-    private let isShutDown = LockedBox(false)
-    private let runTask: Task<Void, Never>?
+    /// Whether the store runs `client` itself (in ``run()``), or the caller does.
+    let ownsClient: Bool
+    let lifecycle = StoreLifecycle()
     private let sealer: TokenSealer
     private let operationTimeout: Duration
     /// A connection like the pool's, opened to learn why the pool has none; `nil` for a
@@ -50,7 +65,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     /// How long that connection may take.
     let diagnosisTimeout: Duration
 
-    /// Creates a store with a connection pool of its own, running until ``shutdown()``.
+    /// Creates a store with a connection pool of its own, which runs inside ``run()``.
     /// Nothing is sent before the first call.
     ///
     /// - Parameters:
@@ -85,7 +100,7 @@ public final class PostgresTokenStore: SharedTokenStore {
         postgres.options.additionalStartupParameters = Self.sessionSettings(configuration.operationTimeout)
         let client = PostgresClient(configuration: postgres, backgroundLogger: logger)
         self.client = client
-        self.runTask = Task { await client.run() }
+        self.ownsClient = true
         self.tableName = configuration.tableName
         self.operationTimeout = configuration.operationTimeout
         self.sealer = TokenSealer(keyProvider: keyProvider)
@@ -93,7 +108,11 @@ public final class PostgresTokenStore: SharedTokenStore {
     }
 
     /// Creates a store on a client you run yourself (with `client.run()`, or as a service of
-    /// swift-service-lifecycle); ``shutdown()`` then leaves the client alone.
+    /// swift-service-lifecycle); neither ``run()`` nor ``shutdown()`` runs or ends it.
+    ///
+    /// Such a store serves calls whether or not ``run()`` runs. Run it anyway in a
+    /// `ServiceGroup`, between the client and the services that use the store, to have its
+    /// graceful shutdown wait for the calls in flight before the client's does.
     ///
     /// - Parameters:
     ///   - client: The PostgreSQL client.
@@ -112,25 +131,13 @@ public final class PostgresTokenStore: SharedTokenStore {
     ) throws {
         try Self.validate(tableName: tableName)
         self.client = client
-        self.runTask = nil
+        self.ownsClient = false
         self.diagnosisConfiguration = nil
         self.diagnosisTimeout = .zero
         self.tableName = tableName
         self.operationTimeout = operationTimeout
         self.sealer = TokenSealer(keyProvider: keyProvider)
         self.logger = logger
-    }
-
-    deinit {
-        runTask?.cancel()
-    }
-
-    /// Closes the connection pool the store runs and returns when it is closed. Calls made
-    /// after it throw ``Courier/CourierError/Kind/shutDown``. Calling it again does nothing.
-    public func shutdown() async {
-        isShutDown.withLock { $0 = true }
-        runTask?.cancel()
-        await runTask?.value
     }
 
     /// Creates or migrates the table now, rather than on the first call: for services that
@@ -350,9 +357,10 @@ public final class PostgresTokenStore: SharedTokenStore {
         _ body: @escaping @Sendable () async throws -> Result
     ) async throws -> Result {
         let limit = operationTimeout
-        guard !isShutDown.withLock({ $0 }) else {
-            throw CourierError(.shutDown, message: "PostgreSQL token store: \(operation) after shutdown()")
+        guard lifecycle.enter() else {
+            throw CourierError(.shutDown, message: "PostgreSQL token store: \(operation) after the store stopped")
         }
+        defer { lifecycle.leave() }
         do {
             let timeout: @Sendable () -> any Error = {
                 CourierError(.timedOut, message: "PostgreSQL token store: \(operation) took longer than \(limit)")
@@ -362,6 +370,13 @@ public final class PostgresTokenStore: SharedTokenStore {
                 return try await body()
             }
         } catch {
+            if ownsClient, lifecycle.phase == StoreLifecycle.Phase.idle, (error as? CourierError)?.kind == .timedOut {
+                throw CourierError(
+                    .shutDown,
+                    message: "PostgreSQL token store: \(operation) failed: the store is not running; "
+                        + "run it in a ServiceGroup, or call run() in a task of its own"
+                )
+            }
             throw await diagnosed(Self.courierError(error, operation: operation), operation: operation)
         }
     }
