@@ -14,8 +14,8 @@ extension PostgresTokenStore: Service {
     /// serves calls without `run()`, and its `run()` leaves the client alone: it only waits for
     /// the calls in flight on the way out.
     ///
-    /// - Throws: ``Courier/CourierError/Kind/shutDown`` when the store was shut down before it
-    ///   ran, ``Courier/CourierError/Kind/invalidConfiguration`` when `run()` is already running.
+    /// - Throws: ``/Courier/CourierError/Kind/shutDown`` when the store was shut down before it
+    ///   ran, ``/Courier/CourierError/Kind/invalidConfiguration`` when `run()` is already running.
     public func run() async throws {
         try lifecycle.start()
         defer { lifecycle.finish() }
@@ -32,7 +32,7 @@ extension PostgresTokenStore: Service {
 
     /// Stops the store and returns when its ``run()`` has returned, its pool closed: new calls
     /// are refused at once, those in flight finish first. Calls made after it throw
-    /// ``Courier/CourierError/Kind/shutDown``. A store that never ran is stopped at once;
+    /// ``/Courier/CourierError/Kind/shutDown``. A store that never ran is stopped at once;
     /// calling it again does nothing.
     public func shutdown() async {
         lifecycle.requestStop()

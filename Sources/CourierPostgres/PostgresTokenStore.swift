@@ -3,7 +3,7 @@ import Foundation
 public import Logging
 public import PostgresNIO
 
-/// A ``Courier/SharedTokenStore`` in PostgreSQL: the instances of a service on many hosts
+/// A ``/Courier/SharedTokenStore`` in PostgreSQL: the instances of a service on many hosts
 /// renew each token once between them.
 ///
 /// - **One table** (`courier_tokens` by default), which the store creates on first use and
@@ -16,13 +16,13 @@ public import PostgresNIO
 ///   taken in one statement only when the row has no holder or its lease ran out: the clocks
 ///   of the hosts play no part. A holder that dies is replaced once its lease times out.
 /// - **Encrypted rows.** Tokens are sealed with AES-256-GCM under the key of a
-///   ``Courier/TokenStoreKeyProvider``, as ``Courier/EncryptedFileTokenStore`` seals its file;
+///   ``/Courier/TokenStoreKeyProvider``, as ``/Courier/EncryptedFileTokenStore`` seals its file;
 ///   the row's key is authenticated with the token, so a sealed token copied into another row
 ///   does not open.
 /// - **Bounded calls.** Every call ends within ``Configuration/operationTimeout`` (plus, when no
 ///   connection could be had, ``Configuration/connectTimeout`` to learn why); an unreachable
-///   database is a ``Courier/CourierError`` (``Courier/CourierError/Kind/couldNotConnect``,
-///   ``Courier/CourierError/Kind/timedOut``), and a broker then renews on its own.
+///   database is a ``/Courier/CourierError`` (``/Courier/CourierError/Kind/couldNotConnect``,
+///   ``/Courier/CourierError/Kind/timedOut``), and a broker then renews on its own.
 ///
 /// The store is a swift-service-lifecycle `Service`: its connection pool runs inside
 /// ``run()``, so run the store in the `ServiceGroup` of your service, before the services
@@ -73,7 +73,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     ///   - keyProvider: The 256-bit key that seals the tokens; every process of the fleet
     ///     needs the same key.
     ///   - logger: Where the store and its pool log; never a token or a password.
-    /// - Throws: ``Courier/CourierError/Kind/invalidConfiguration`` for a table name that is not
+    /// - Throws: ``/Courier/CourierError/Kind/invalidConfiguration`` for a table name that is not
     ///   a plain identifier, or TLS settings that do not load (a CA file that cannot be read).
     public init(
         configuration: Configuration,
@@ -120,7 +120,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     ///   - operationTimeout: How long one call may take.
     ///   - keyProvider: The key that seals the tokens.
     ///   - logger: Where the store logs.
-    /// - Throws: ``Courier/CourierError/Kind/invalidConfiguration`` for a table name that is not
+    /// - Throws: ``/Courier/CourierError/Kind/invalidConfiguration`` for a table name that is not
     ///   a plain identifier.
     public init(
         client: PostgresClient,
@@ -143,7 +143,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     /// Creates or migrates the table now, rather than on the first call: for services that
     /// want to fail at start-up when the database is not there.
     ///
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached in time or
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached in time or
     ///   refuses the migration.
     public func prepare() async throws {
         try await bounded("migrate") {}
@@ -153,7 +153,7 @@ public final class PostgresTokenStore: SharedTokenStore {
 
     /// The token under `key`.
     ///
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached, or the row does
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached, or the row does
     ///   not open with the key.
     public func token(for key: TokenStoreKey) async throws -> OAuth2Token? {
         try await entry(for: key).token
@@ -161,7 +161,7 @@ public final class PostgresTokenStore: SharedTokenStore {
 
     /// Stores or removes the token under `key` whatever its version, raising the version.
     ///
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached.
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached.
     public func setToken(_ token: OAuth2Token?, for key: TokenStoreKey) async throws {
         let row = RowKey(key)
         let sealed = try await seal(token, for: row)
@@ -193,7 +193,7 @@ public final class PostgresTokenStore: SharedTokenStore {
 
     /// Removes every token of a client, leaving tombstones whose versions are raised.
     ///
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached.
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached.
     public func removeTokens(clientID: String) async throws {
         try await bounded("remove") { [tableName, client, logger] in
             try await client.query(
@@ -230,9 +230,9 @@ public final class PostgresTokenStore: SharedTokenStore {
     /// The entry under `key` with its version; version 0 and no token when nothing was
     /// ever written.
     ///
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached, or the row does
-    ///   not open with the key (``Courier/CourierError/Kind/tokenStoreWrongKey``,
-    ///   ``Courier/CourierError/Kind/tokenStoreTampered``).
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached, or the row does
+    ///   not open with the key (``/Courier/CourierError/Kind/tokenStoreWrongKey``,
+    ///   ``/Courier/CourierError/Kind/tokenStoreTampered``).
     public func entry(for key: TokenStoreKey) async throws -> TokenStoreEntry {
         let row = RowKey(key)
         let found = try await bounded("read") { [tableName, client, logger] () -> (Int64, Data?)? in
@@ -256,7 +256,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     /// statement.
     ///
     /// - Returns: The entry as written, or `nil` when its version had moved on.
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached.
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached.
     public func setToken(
         _ token: OAuth2Token?,
         for key: TokenStoreKey,
@@ -300,7 +300,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     /// by the database's clock.
     ///
     /// - Returns: The lease, or `nil` when another holder has it.
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached.
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached.
     public func acquireLease(for key: TokenStoreKey, duration: Duration) async throws -> TokenStoreLease? {
         let row = RowKey(key)
         let holder = Self.newHolder()
@@ -330,7 +330,7 @@ public final class PostgresTokenStore: SharedTokenStore {
 
     /// Ends `lease` when its holder still has it; otherwise changes nothing.
     ///
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached; the lease then
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached; the lease then
     ///   ends when it times out.
     public func releaseLease(_ lease: TokenStoreLease) async throws {
         let row = RowKey(lease.key)
@@ -350,7 +350,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     // MARK: Helpers
 
     /// Runs `body` after the schema is in place, within ``Configuration/operationTimeout``,
-    /// with every error as a ``Courier/CourierError``.
+    /// with every error as a ``/Courier/CourierError``.
     @discardableResult
     private func bounded<Result: Sendable>(
         _ operation: String,

@@ -33,8 +33,8 @@ final class StoreLifecycle: Sendable {
 
     /// Moves an idle store to running.
     ///
-    /// - Throws: ``Courier/CourierError/Kind/shutDown`` when the store was stopped, and
-    ///   ``Courier/CourierError/Kind/invalidConfiguration`` when `run()` is already running.
+    /// - Throws: ``/Courier/CourierError/Kind/shutDown`` when the store was stopped, and
+    ///   ``/Courier/CourierError/Kind/invalidConfiguration`` when `run()` is already running.
     func start() throws {
         let phase = state.withLock { state -> Phase in
             let phase = state.phase
