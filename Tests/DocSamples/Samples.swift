@@ -334,6 +334,15 @@ func sample_Design_1() async throws {
 #sourceLocation()
 }
 
+// Documentation.docc/Articles/Design.md, sample 2
+func sample_Design_2() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Design.md", line: 98)
+    func upstreamStatus(of response: Courier.Response) -> Int {
+        response.statusCode
+    }
+#sourceLocation()
+}
+
 // Documentation.docc/Articles/GettingStarted.md, sample 1
 func sample_GettingStarted_1() async throws {
 #sourceLocation(file: "Documentation.docc/Articles/GettingStarted.md", line: 11)
@@ -747,7 +756,34 @@ func sample_ServingManyUsers_1() async throws {
 
 // Documentation.docc/Articles/ServingManyUsers.md, sample 2
 func sample_ServingManyUsers_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 71)
+#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 64)
+    let response = try await access.userClient(for: "account-1842")
+        .streamAuthenticatedRequest(ResourceRequest(path: "/api/user/download"))
+    var received = 0
+    for try await chunk in response.body {
+        received += chunk.count  // write it to your own caller here
+    }
+    print(response.statusCode, received)
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/ServingManyUsers.md, sample 3
+func sample_ServingManyUsers_3() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 92)
+    let client = access.userClient(for: "account-1842")
+    var token = try await client.validToken()
+    var status = try await callBackend(bearer: token.accessToken)
+    if status == 401 {
+        // The backend refused it: renewed once, however many callers report the same token.
+        token = try await client.validToken(replacingRejected: token)
+        status = try await callBackend(bearer: token.accessToken)
+    }
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/ServingManyUsers.md, sample 4
+func sample_ServingManyUsers_4() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 126)
     var configuration = configuration
     configuration.tokenStore = EncryptedFileTokenStore(path: "/var/lib/my-service/tokens.store")
     configuration.maximumUsersInMemory = 50_000
@@ -756,9 +792,9 @@ func sample_ServingManyUsers_2() async throws {
 #sourceLocation()
 }
 
-// Documentation.docc/Articles/ServingManyUsers.md, sample 3
-func sample_ServingManyUsers_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 87)
+// Documentation.docc/Articles/ServingManyUsers.md, sample 5
+func sample_ServingManyUsers_5() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 142)
     let report = await access.userClient(for: "account-1842").logout()
     if !report.isComplete { print("logout left work undone: \(report.failures)") }
 #sourceLocation()
