@@ -94,7 +94,18 @@ func sample_README_3() async throws {
 
 // README.md, sample 4
 func sample_README_4() async throws {
-#sourceLocation(file: "README.md", line: 150)
+#sourceLocation(file: "README.md", line: 145)
+    let user = access.userClient(for: "account-1842")
+    let download = try await user.streamAuthenticatedRequest(ResourceRequest(path: "/api/user/download"))
+    for try await chunk in download.body { print("received \(chunk.count) bytes") }
+    let token = try await user.validToken()  // renewed first if it is due, once for every caller
+    print(token.expiresAt ?? .distantFuture)
+#sourceLocation()
+}
+
+// README.md, sample 5
+func sample_README_5() async throws {
+#sourceLocation(file: "README.md", line: 161)
     do {
         let profile = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         let user = try profile.validate().decode(User.self)
@@ -107,10 +118,10 @@ func sample_README_4() async throws {
 #sourceLocation()
 }
 
-// README.md, sample 5
+// README.md, sample 6
 @Suite(.disabled("a documentation sample: compiled, never run"))
-struct sample_README_5 {
-#sourceLocation(file: "README.md", line: 168)
+struct sample_README_6 {
+#sourceLocation(file: "README.md", line: 179)
 
 
 
