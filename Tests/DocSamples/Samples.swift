@@ -94,7 +94,18 @@ func sample_README_3() async throws {
 
 // README.md, sample 4
 func sample_README_4() async throws {
-#sourceLocation(file: "README.md", line: 150)
+#sourceLocation(file: "README.md", line: 145)
+    let user = access.userClient(for: "account-1842")
+    let download = try await user.streamAuthenticatedRequest(ResourceRequest(path: "/api/user/download"))
+    for try await chunk in download.body { print("received \(chunk.count) bytes") }
+    let token = try await user.validToken()  // renewed first if it is due, once for every caller
+    print(token.expiresAt ?? .distantFuture)
+#sourceLocation()
+}
+
+// README.md, sample 5
+func sample_README_5() async throws {
+#sourceLocation(file: "README.md", line: 161)
     do {
         let profile = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         let user = try profile.validate().decode(User.self)
@@ -107,10 +118,10 @@ func sample_README_4() async throws {
 #sourceLocation()
 }
 
-// README.md, sample 5
+// README.md, sample 6
 @Suite(.disabled("a documentation sample: compiled, never run"))
-struct sample_README_5 {
-#sourceLocation(file: "README.md", line: 168)
+struct sample_README_6 {
+#sourceLocation(file: "README.md", line: 179)
 
 
 
@@ -331,6 +342,15 @@ func sample_Design_1() async throws {
     await session.reconfigure { $0.defaultHeaderFields[.acceptLanguage] = "fr" }
     let response = try await session.send(HTTPRequest(method: .get, path: "/greeting"))   // no actor hop
     print(response.text ?? "")
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/Design.md, sample 2
+func sample_Design_2() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Design.md", line: 98)
+    func upstreamStatus(of response: Courier.Response) -> Int {
+        response.statusCode
+    }
 #sourceLocation()
 }
 
@@ -747,7 +767,34 @@ func sample_ServingManyUsers_1() async throws {
 
 // Documentation.docc/Articles/ServingManyUsers.md, sample 2
 func sample_ServingManyUsers_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 71)
+#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 64)
+    let response = try await access.userClient(for: "account-1842")
+        .streamAuthenticatedRequest(ResourceRequest(path: "/api/user/download"))
+    var received = 0
+    for try await chunk in response.body {
+        received += chunk.count  // write it to your own caller here
+    }
+    print(response.statusCode, received)
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/ServingManyUsers.md, sample 3
+func sample_ServingManyUsers_3() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 92)
+    let client = access.userClient(for: "account-1842")
+    var token = try await client.validToken()
+    var status = try await callBackend(bearer: token.accessToken)
+    if status == 401 {
+        // The backend refused it: renewed once, however many callers report the same token.
+        token = try await client.validToken(replacingRejected: token)
+        status = try await callBackend(bearer: token.accessToken)
+    }
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/ServingManyUsers.md, sample 4
+func sample_ServingManyUsers_4() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 126)
     var configuration = configuration
     configuration.tokenStore = EncryptedFileTokenStore(path: "/var/lib/my-service/tokens.store")
     configuration.maximumUsersInMemory = 50_000
@@ -756,9 +803,9 @@ func sample_ServingManyUsers_2() async throws {
 #sourceLocation()
 }
 
-// Documentation.docc/Articles/ServingManyUsers.md, sample 3
-func sample_ServingManyUsers_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 87)
+// Documentation.docc/Articles/ServingManyUsers.md, sample 5
+func sample_ServingManyUsers_5() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 142)
     let report = await access.userClient(for: "account-1842").logout()
     if !report.isComplete { print("logout left work undone: \(report.failures)") }
 #sourceLocation()

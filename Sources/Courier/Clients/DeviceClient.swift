@@ -22,7 +22,7 @@ public final class DeviceClient: Sendable {
 
     /// Anonymous requests.
     let anonymous: Session
-    private let unauthenticated: Session
+    let unauthenticated: Session
 
     init(configuration: ResourceAccess.Configuration, endpoint: TokenEndpoint, sessions: ClientSessionFactory) {
         self.endpoint = endpoint
@@ -55,6 +55,28 @@ public final class DeviceClient: Sendable {
     public func authenticate() async throws -> OAuth2Token {
         do {
             return try await broker.token().token
+        } catch {
+            throw anonymous.tagged(error)
+        }
+    }
+
+    /// A valid device token for code that is not behind Courier, such as a gRPC or WebSocket
+    /// call that carries it itself.
+    ///
+    /// It comes the way an anonymous request's token does: the current one while it is valid,
+    /// otherwise the one renewal in flight, shared with every request and every other caller,
+    /// limited and backed off as theirs. Ask for it right before each use rather than keeping
+    /// it. When your backend rejects it, pass it back as `rejected`: if it is still the
+    /// current token it is renewed, once however many callers report it.
+    ///
+    /// - Parameter rejected: A token your backend rejected, or `nil` (the default).
+    /// - Returns: The token.
+    /// - Throws: ``CourierError`` with ``CourierError/requestKind`` `.anonymous`
+    ///   (``CourierError/Kind/clientAuthenticationFailed`` when the server rejects the client);
+    ///   `CancellationError` when the caller is cancelled while waiting.
+    public func validToken(replacingRejected rejected: OAuth2Token? = nil) async throws -> OAuth2Token {
+        do {
+            return try await broker.validToken(replacingRejected: rejected)
         } catch {
             throw anonymous.tagged(error)
         }

@@ -93,6 +93,11 @@ extension ResourceAccess {
         public var timeout: Duration?
         /// The longest a transfer may move no byte (see ``Session/Configuration/stallTimeout``).
         public var stallTimeout: Duration?
+        /// The largest response body a buffered request (`send…Request`, `start…Request`)
+        /// collects: 128 MiB by default. A larger body fails the request with
+        /// ``CourierError/Kind/responseTooLarge``; read such a body with a `stream…Request`,
+        /// which holds a chunk at a time.
+        public var maximumResponseBodySize: Int
         /// When resource requests are sent again after a failure or a status such as 503
         /// (see ``Session/Configuration/retryPolicy``); ``RetryPolicy/default`` by default.
         /// Token requests are not retried by it.
@@ -163,6 +168,7 @@ extension ResourceAccess {
             self.connectTimeout = .seconds(10)
             self.timeout = .seconds(60)
             self.stallTimeout = .seconds(30)
+            self.maximumResponseBodySize = 128 << 20
             self.retryPolicy = .default
             self.onLogout = nil
             self.maximumUsersInMemory = 10_000

@@ -101,6 +101,11 @@ public final class ResourceAccess: Sendable {
                     + "this one is unpinned"
             )
         }
+        guard configuration.maximumResponseBodySize >= 0 else {
+            throw CourierError.invalidConfiguration(
+                "maximumResponseBodySize is \(configuration.maximumResponseBodySize); it must be 0 or more"
+            )
+        }
         if configuration.anonymousAuthorization == .clientBasic, configuration.deviceClient.assertion != nil {
             // A JWT client's secret, if it has one, is for signing: it is never sent as is.
             throw CourierError.invalidConfiguration(
@@ -248,6 +253,7 @@ struct ClientSessionFactory: Sendable {
             connectTimeout: configuration.connectTimeout,
             timeout: configuration.timeout,
             stallTimeout: configuration.stallTimeout,
+            maximumResponseBodySize: configuration.maximumResponseBodySize,
             middlewares: middlewares
         )
         sessionConfiguration.retryPolicy = configuration.retryPolicy

@@ -101,7 +101,7 @@ public final class UserClient: Sendable {
     }
 
     /// What a request of this user carries on the shared session.
-    private func credential(_ broker: TokenBroker) -> UserCredential {
+    func credential(_ broker: TokenBroker) -> UserCredential {
         UserCredential(broker: broker, user: self)
     }
 
@@ -179,8 +179,42 @@ public final class UserClient: Sendable {
         return token
     }
 
-    /// The user's token as it is now, without renewing it: to show its expiry and scope, or
-    /// to hand it to code that is not behind Courier. `nil` when no user is signed in.
+    /// A valid user token for code that is not behind Courier — a gRPC or WebSocket call that
+    /// carries the user's token itself.
+    ///
+    /// It comes the way a request's token does: the current one while it is valid, otherwise
+    /// the one renewal in flight, shared with every request and every other caller waiting
+    /// for it, limited and backed off as theirs, and through the shared token store when the
+    /// ``ResourceAccess/Configuration/tokenStore`` is shared by a fleet. Ask for it right
+    /// before each use rather than keeping it: it is valid now.
+    ///
+    /// ```swift
+    /// let token = try await access.userClient(for: userID).validToken()
+    /// metadata.addString("Bearer \(token.accessToken)", forKey: "authorization")
+    /// ```
+    ///
+    /// When the other backend rejects the token (its own 401), pass the rejected token back:
+    /// if it is still the current one it is renewed, once however many callers report it, and
+    /// the new one is returned.
+    ///
+    /// - Parameter rejected: A token your backend rejected, or `nil` (the default).
+    /// - Returns: The token.
+    /// - Throws: ``CourierError`` with ``CourierError/requestKind`` `.authenticated`:
+    ///   ``CourierError/Kind/userNotAuthenticated`` when no user is signed in or the refresh
+    ///   token was rejected, ``CourierError/Kind/excessiveRefresh`` past the renewal limit;
+    ///   `CancellationError` when the caller is cancelled while waiting (the renewal goes on
+    ///   for the others).
+    public func validToken(replacingRejected rejected: OAuth2Token? = nil) async throws -> OAuth2Token {
+        do {
+            return try await broker.validToken(replacingRejected: rejected)
+        } catch {
+            throw shared.authenticated.tagged(error)
+        }
+    }
+
+    /// The user's token as it is now, without renewing it: to show its expiry and scope.
+    /// `nil` when no user is signed in. Code that sends the token elsewhere asks for
+    /// ``validToken(replacingRejected:)``.
     ///
     /// - Returns: The token.
     /// - Throws: ``CourierError`` when the token store cannot be read.

@@ -25,7 +25,7 @@ public struct MiddlewareContext: Sendable {
         _modify { yield &unique().options }
     }
     /// The transfer's control: progress and suspend/resume. A request sent without a
-    /// ``NetworkTask`` (``Session/send(_:body:logger:)``, ``Session/stream(_:body:logger:)``)
+    /// ``NetworkTask`` (``Session/send(_:body:deadline:logger:)``, ``Session/stream(_:body:deadline:logger:)``)
     /// has a control that reports nothing and ignores suspend and resume.
     public var control: TransferControl { storage.control }
     /// The retry policy of this request, or `nil` for the session's

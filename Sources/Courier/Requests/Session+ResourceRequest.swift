@@ -22,9 +22,33 @@ extension Session {
         try await send(resource, credential: nil, logger: logger)
     }
 
-    /// Sends a resource request carrying the token of `credential` (a shared user session).
+    /// Sends a resource request and returns as soon as the response head arrives; the body
+    /// streams.
+    ///
+    /// Iterate ``Response/body`` for the chunks; while the consumer is behind, the transfer
+    /// pauses. ``ResourceRequest/deadline`` bounds the head; the body is bounded by the stall
+    /// timeout, so a long download is not cut off while it moves. Dropping the body before its
+    /// end cancels the transfer.
+    ///
+    /// ```swift
+    /// let response = try await session.stream(ResourceRequest(path: "/exports/latest"))
+    /// for try await chunk in response.body { try file.write(contentsOf: chunk) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - resource: The request.
+    ///   - logger: Where middleware logs for this request; nothing is logged by default.
+    /// - Returns: The response with a streamed body, whatever its status.
+    /// - Throws: As ``send(_:logger:)``.
+    public nonisolated func stream(_ resource: ResourceRequest, logger: Logger? = nil) async throws -> Response {
+        try await send(resource, streamed: true, credential: nil, logger: logger)
+    }
+
+    /// Sends a resource request, buffered or streamed, carrying the token of `credential` (a
+    /// shared user session).
     nonisolated func send(
         _ resource: ResourceRequest,
+        streamed: Bool = false,
         credential: UserCredential?,
         logger: Logger?
     ) async throws -> Response {
@@ -35,6 +59,7 @@ extension Session {
             endpoint: resource.endpoint,
             deadline: resource.deadline,
             retryPolicy: resource.retryPolicy,
+            streamed: streamed,
             credential: credential,
             logger: logger
         )

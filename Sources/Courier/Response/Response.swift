@@ -3,8 +3,8 @@ public import HTTPTypes
 
 /// A response: status, header fields, body and the transfer's metrics.
 ///
-/// Every way of sending returns this one type: ``Session/send(_:body:logger:)`` with the body
-/// already in memory (``data``), ``Session/stream(_:body:logger:)`` as soon as the head
+/// Every way of sending returns this one type: ``Session/send(_:body:deadline:logger:)`` with the body
+/// already in memory (``data``), ``Session/stream(_:body:deadline:logger:)`` as soon as the head
 /// arrives, with the body consumed as an async sequence of chunks through ``body``, and the
 /// clients of secured resource access.
 ///

@@ -44,7 +44,7 @@ extension Session {
         /// configuration.shouldFollowRedirect = { _, next in next.authority == "api.example.com" }
         /// ```
         public var shouldFollowRedirect: (@Sendable (HTTPResponse, HTTPRequest) throws -> Bool)?
-        /// The largest response body ``Session/send(_:body:logger:)`` buffers.
+        /// The largest response body ``Session/send(_:body:deadline:logger:)`` buffers.
         public var maximumResponseBodySize: Int
         /// How many unread bytes a streamed response may hold before the transfer pauses.
         public var streamBufferSize: Int

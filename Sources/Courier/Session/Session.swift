@@ -28,8 +28,8 @@ public import Logging
 ///
 /// The session's configuration is isolated state: ``reconfigure(_:)`` and ``shutdown()`` run
 /// on the actor, one at a time. Each publishes an immutable snapshot — configuration, folded
-/// middleware chain, User-Agent, whether the session is shut down — that ``send(_:body:logger:)``,
-/// ``stream(_:body:logger:)`` and ``task(for:body:logger:)`` read under a short lock without
+/// middleware chain, User-Agent, whether the session is shut down — that ``send(_:body:deadline:logger:)``,
+/// ``stream(_:body:deadline:logger:)`` and ``task(for:body:deadline:logger:)`` read under a short lock without
 /// an actor hop, so concurrent callers never queue on the actor. A request keeps the snapshot
 /// it started with.
 public actor Session {
@@ -272,20 +272,28 @@ public actor Session {
     /// Any status is a response, not an error: check ``Response/isSuccessful``.
     /// Cancelling the calling task cancels the transfer.
     ///
+    /// ```swift
+    /// let response = try await session.send(HTTPRequest(method: .get, path: "/status"), deadline: .now + .seconds(2))
+    /// ```
+    ///
     /// - Parameters:
     ///   - request: The request; relative to the base URL when it has no scheme and authority.
     ///   - body: The request body.
+    ///   - deadline: When the whole response must be there; `nil` for the session's
+    ///     ``Configuration/timeout`` from now. A service passes on the deadline of its own work.
     ///   - logger: Where middleware logs for this request; nothing is logged by default.
     /// - Returns: The response.
     /// - Throws: ``CourierError`` when the request is refused before sending or the transfer
-    ///   fails, `CancellationError` when cancelled.
+    ///   fails (``CourierError/Kind/timedOut`` past the deadline), `CancellationError` when
+    ///   cancelled.
     public nonisolated func send(
         _ request: HTTPRequest,
         body: RequestBody? = nil,
+        deadline: ContinuousClock.Instant? = nil,
         logger: Logger? = nil
     ) async throws -> Response {
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
-        return try await send(request, body: body, endpoint: endpoint, logger: logger)
+        return try await send(request, body: body, endpoint: endpoint, deadline: deadline, logger: logger)
     }
 
     /// The response of a request that ended, with its endpoint; the request counted out.
@@ -304,7 +312,7 @@ public actor Session {
         return failure(error, method: endpoint.method, target: endpoint.target)
     }
 
-    /// The context a request of ``send(_:body:logger:)`` or ``stream(_:body:logger:)`` starts
+    /// The context a request of ``send(_:body:deadline:logger:)`` or ``stream(_:body:deadline:logger:)`` starts
     /// with; made apart so that its parts stay out of the caller's async frame.
     @inline(never)
     private static func context(
@@ -388,16 +396,27 @@ public actor Session {
     /// - Parameters:
     ///   - request: The request.
     ///   - body: The request body.
+    ///   - deadline: When the response head must be there; `nil` for the session's
+    ///     ``Configuration/timeout`` from now. The body is bounded by the stall timeout instead,
+    ///     so a long download is not cut off while it moves.
     ///   - logger: Where middleware logs for this request.
     /// - Returns: The response with a streamed body.
-    /// - Throws: As ``send(_:body:logger:)``.
+    /// - Throws: As ``send(_:body:deadline:logger:)``.
     public nonisolated func stream(
         _ request: HTTPRequest,
         body: RequestBody? = nil,
+        deadline: ContinuousClock.Instant? = nil,
         logger: Logger? = nil
     ) async throws -> Response {
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
-        return try await send(request, body: body, endpoint: endpoint, streamed: true, logger: logger)
+        return try await send(
+            request,
+            body: body,
+            endpoint: endpoint,
+            deadline: deadline,
+            streamed: true,
+            logger: logger
+        )
     }
 
     /// Starts an observable task for a request.
@@ -408,14 +427,17 @@ public actor Session {
     /// - Parameters:
     ///   - request: The request.
     ///   - body: The request body.
+    ///   - deadline: When the whole response must be there; `nil` for the session's
+    ///     ``Configuration/timeout`` from now.
     ///   - logger: Where middleware logs for this request.
     /// - Returns: The running task.
     public nonisolated func task(
         for request: HTTPRequest,
         body: RequestBody? = nil,
+        deadline: ContinuousClock.Instant? = nil,
         logger: Logger? = nil
     ) -> NetworkTask {
-        task(for: request, body: body, deadline: nil, retryPolicy: nil, logger: logger)
+        task(for: request, body: body, deadline: deadline, retryPolicy: nil, logger: logger)
     }
 
     /// Starts an observable task that must have its response by `deadline`, carrying the
@@ -462,7 +484,7 @@ public actor Session {
         return task
     }
 
-    /// The tasks started with ``task(for:body:logger:)`` that have not ended.
+    /// The tasks started with ``task(for:body:deadline:logger:)`` that have not ended.
     public nonisolated var activeTasks: [NetworkTask] {
         state.withLock { Array($0.tasks.values) }
     }

@@ -3,7 +3,7 @@ import Synchronization
 
 /// A request in flight that can be observed, suspended, resumed and cancelled.
 ///
-/// Create one with ``Session/task(for:body:logger:)``. It starts at once. Await ``value`` for the
+/// Create one with ``Session/task(for:body:deadline:logger:)``. It starts at once. Await ``value`` for the
 /// response, watch ``events`` for state changes and progress, or read ``downloadProgress`` and
 /// ``uploadProgress`` when you need the latest figures:
 ///

@@ -80,6 +80,42 @@ struct TimeoutTests {
         await hasty.shutdown()
     }
 
+    @Test func aPerCallDeadlineBoundsAnHTTPRequestSentOrStreamedOrStarted() async throws {
+        let env = try await TestServers.shared()
+        let slow = env.file("slow")
+        let request = HTTPRequest(method: .get, path: slow.urlPath)
+        let session = SessionFactory.session(env) { $0.timeout = .seconds(1) }
+        // A later deadline than the session's timeout lets the whole body come.
+        let patient = try await session.send(request, deadline: .now + .seconds(20))
+        #expect(patient.data.sha256Hex == slow.sha256)
+        let patientTask = session.task(for: request, deadline: .now + .seconds(20))
+        #expect(try await patientTask.value.data.sha256Hex == slow.sha256)
+        await session.shutdown()
+
+        let hasty = SessionFactory.session(env) { $0.timeout = .seconds(60) }
+        let sent = await #expect(throws: CourierError.self) {
+            try await hasty.send(request, deadline: .now + .milliseconds(500))
+        }
+        #expect(sent?.kind == .timedOut)
+        #expect(sent?.endpoint == "GET \(slow.urlPath)")
+        let started = await #expect(throws: CourierError.self) {
+            try await hasty.task(for: request, deadline: .now + .milliseconds(500)).value
+        }
+        #expect(started?.kind == .timedOut)
+        // A streamed request's deadline bounds its head, not its body.
+        let streamed = try await hasty.stream(request, deadline: .now + .milliseconds(500))
+        #expect(try await streamed.body.collect(upTo: 1 << 20).sha256Hex == slow.sha256)
+        let neverAnswered = await #expect(throws: CourierError.self) {
+            try await hasty.stream(
+                HTTPRequest(method: .get, path: "/stall-headers?seconds=10"),
+                deadline: .now + .milliseconds(500)
+            )
+        }
+        #expect(neverAnswered?.kind == .timedOut)
+        #expect(neverAnswered?.receivedResponse == false)
+        await hasty.shutdown()
+    }
+
     /// A backend that needs longer than the stall timeout to answer is slow, not stalled:
     /// until the head arrives only the deadline counts.
     @Test func aSlowAnswerIsNotAStall() async throws {

@@ -364,6 +364,19 @@ actor TokenBroker {
         return try await perform(action)
     }
 
+    /// A valid token for code not behind Courier: as ``token()``, but when `rejected` (a token
+    /// another backend refused) is still the current one, it is renewed first, once however
+    /// many callers report it.
+    ///
+    /// - Parameter rejected: A token the caller's backend rejected, or `nil`.
+    /// - Returns: The token.
+    /// - Throws: As ``token()``.
+    nonisolated func validToken(replacingRejected rejected: OAuth2Token?) async throws -> OAuth2Token {
+        let current = try await token()
+        guard let rejected, rejected.accessToken == current.token.accessToken else { return current.token }
+        return try await tokenRejected(current).token
+    }
+
     /// Runs a grant the app chose (a sign-in) and makes its token the level's token.
     ///
     /// Waits for an operation in flight to finish first. Callers that need a token while the

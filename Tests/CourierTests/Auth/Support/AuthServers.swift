@@ -121,6 +121,9 @@ private actor AuthFront {
                         proxy_set_header Host $http_host;
                         proxy_set_header X-Forwarded-Proto https;
                         proxy_read_timeout 1h;
+                        # Bytes pass as they come: a streamed body reaches the client while
+                        # the gateway is still producing it.
+                        proxy_buffering off;
                     }
                 }
 
