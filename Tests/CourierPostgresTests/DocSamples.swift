@@ -15,7 +15,7 @@ import UnixSignals
 
 // Documentation.docc/Articles/SharingTokensThroughPostgreSQL.md, sample 1
 func sample_SharingTokensThroughPostgreSQL_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/SharingTokensThroughPostgreSQL.md", line: 15)
+#sourceLocation(file: "Documentation.docc/Articles/SharingTokensThroughPostgreSQL.md", line: 16)
 
 
     let store = try PostgresTokenStore(
@@ -28,15 +28,18 @@ func sample_SharingTokensThroughPostgreSQL_1() async throws {
         ),
         keyProvider: .environment("TOKEN_STORE_KEY")
     )
-    try await store.prepare()  // optional: creates or migrates the table now rather than on first use
-    // … use the store …
-    await store.shutdown()
+    try await withThrowingDiscardingTaskGroup { group in
+        group.addTask { try await store.run() }
+        try await store.prepare()  // optional: creates or migrates the table now rather than on first use
+        // … use the store …
+        await store.shutdown()
+    }
 #sourceLocation()
 }
 
 // Documentation.docc/Articles/SharingTokensThroughPostgreSQL.md, sample 2
 func sample_SharingTokensThroughPostgreSQL_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/SharingTokensThroughPostgreSQL.md", line: 87)
+#sourceLocation(file: "Documentation.docc/Articles/SharingTokensThroughPostgreSQL.md", line: 96)
 
 
 
