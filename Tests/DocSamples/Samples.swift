@@ -5,17 +5,20 @@
 
 import CoreMetrics
 import Courier
-import CourierServiceLifecycle
 import CourierTesting
 import Crypto
 import Foundation
 import HTTPTypes
 import Logging
 import Prometheus
-import ServiceLifecycle
 import Testing
 import Tracing
+
+#if ServiceLifecycle
+import CourierServiceLifecycle
+import ServiceLifecycle
 import UnixSignals
+#endif
 
 // README.md, sample 1
 func sample_README_1() async throws {
@@ -506,8 +509,9 @@ func sample_Observability_2() async throws {
 }
 
 // Documentation.docc/Articles/Observability.md, sample 3
+#if ServiceLifecycle
 func sample_Observability_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Observability.md", line: 116)
+#sourceLocation(file: "Documentation.docc/Articles/Observability.md", line: 117)
     var serviceConfiguration = Session.Configuration(baseURL: URL(string: "https://api.example.com")!)
     serviceConfiguration.shutdownGracePeriod = .seconds(5)
     let upstream = Session(configuration: serviceConfiguration)
@@ -517,6 +521,7 @@ func sample_Observability_3() async throws {
     try await group.run()
 #sourceLocation()
 }
+#endif
 
 // Documentation.docc/Articles/PinningAndTrust.md, sample 1
 func sample_PinningAndTrust_1() async throws {
