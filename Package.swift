@@ -47,7 +47,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        // Both majors: _CryptoExtras exists in each, and CI builds against each (Tests/Consumers).
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         // Used only under a trait (see `traits`).
