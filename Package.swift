@@ -113,30 +113,44 @@ let package = Package(
                 ),
             ]
         ),
+        // The demo (scripts/demo.sh runs it against the local servers).
         .executableTarget(
             name: "CourierDemo",
             dependencies: [
                 "Courier",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Examples/CourierDemo"
         ),
+        // The executables that tests start as processes of their own, and what they share: they
+        // live under Tests/Executables, beside the tests.
         // Runs one secured request; the debugger-detection test starts it under strace.
         .executableTarget(
             name: "CourierSecurityProbe",
-            dependencies: ["Courier", .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: ["Courier", .product(name: "HTTPTypes", package: "swift-http-types")],
+            path: "Tests/Executables/CourierSecurityProbe"
         ),
         // The load of one member of a fleet sharing a token store, for any SharedTokenStore
         // (each store's member executable reuses it), and the file store's member.
-        .target(name: "CourierFleet", dependencies: ["Courier", .product(name: "Logging", package: "swift-log")]),
-        .executableTarget(name: "CourierFleetMember", dependencies: ["Courier", "CourierFleet"]),
+        .target(
+            name: "CourierFleet",
+            dependencies: ["Courier", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Executables/CourierFleet"
+        ),
+        .executableTarget(
+            name: "CourierFleetMember",
+            dependencies: ["Courier", "CourierFleet"],
+            path: "Tests/Executables/CourierFleetMember"
+        ),
         // The same load over the PostgreSQL store: the CourierPostgres fleet tests start eight.
         .executableTarget(
             name: "CourierPostgresFleetMember",
             dependencies: [
                 "Courier", "CourierFleet", .target(name: "CourierPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Tests/Executables/CourierPostgresFleetMember"
         ),
         // The `courier` command's logic, a library so that tests can parse its arguments;
         // CourierCommand is the thin executable.
