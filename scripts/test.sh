@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Courier's test command (the README's, and CI's through .ci/run).
 # Installs what is missing, checks that the documentation samples are current and the code is
-# formatted, builds (the samples included) with every package trait on, runs the whole suite
-# against the real servers the suite starts on 127.0.0.1, runs the concurrency suites again
-# under ThreadSanitizer, runs every fuzz target briefly, builds the docs, and checks the public
-# API against its baseline.
+# formatted, builds (the samples included) with every package trait on, checks the package as a
+# service's dependency, runs the whole suite against the real servers the suite starts on
+# 127.0.0.1, runs the concurrency suites again under ThreadSanitizer, runs every fuzz target
+# briefly, builds the docs, and checks the public API against its baseline.
 #
 #   scripts/test.sh              # everything
 #   COURIER_SKIP_TSAN=1 scripts/test.sh   # skip the ThreadSanitizer pass
@@ -36,7 +36,12 @@ echo "== build (warnings are errors)"
 swift build --build-tests --enable-all-traits -Xswiftc -warnings-as-errors
 
 echo "== release build (the optimizer sees what a debug build does not)"
-swift build -c release --product Courier -Xswiftc -warnings-as-errors
+# The library alone, as a service builds it (`--product` would build every target: SwiftPM
+# does not build an automatic library product on its own).
+swift build -c release --target Courier --enable-all-traits -Xswiftc -warnings-as-errors
+
+echo "== dependencies"
+scripts/check-dependencies.sh
 
 echo "== tests"
 # Serial: the memory measurements (RSS while streaming 64 MiB) must not see other tests.
