@@ -22,7 +22,7 @@ import UnixSignals
 
 // README.md, sample 1
 func sample_README_1() async throws {
-#sourceLocation(file: "README.md", line: 61)
+#sourceLocation(file: "README.md", line: 103)
 
 
 
@@ -56,7 +56,7 @@ func sample_README_1() async throws {
 
 // README.md, sample 2
 func sample_README_2() async throws {
-#sourceLocation(file: "README.md", line: 98)
+#sourceLocation(file: "README.md", line: 140)
     let download = session.task(for: HTTPRequest(method: .get, path: "/exports/2024.tar"))
     Task {
         for await event in download.events {
@@ -75,7 +75,7 @@ func sample_README_2() async throws {
 
 // README.md, sample 3
 func sample_README_3() async throws {
-#sourceLocation(file: "README.md", line: 121)
+#sourceLocation(file: "README.md", line: 163)
     let access = try ResourceAccess(configuration: .init(
         resourceBaseURL: URL(string: "https://api.example.com")!,
         authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
@@ -97,7 +97,7 @@ func sample_README_3() async throws {
 
 // README.md, sample 4
 func sample_README_4() async throws {
-#sourceLocation(file: "README.md", line: 150)
+#sourceLocation(file: "README.md", line: 192)
     do {
         let profile = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         let user = try profile.validate().decode(User.self)
@@ -113,7 +113,7 @@ func sample_README_4() async throws {
 // README.md, sample 5
 @Suite(.disabled("a documentation sample: compiled, never run"))
 struct sample_README_5 {
-#sourceLocation(file: "README.md", line: 168)
+#sourceLocation(file: "README.md", line: 210)
 
 
 
@@ -859,7 +859,7 @@ struct sample_Testing_3 {
 
 // Documentation.docc/Articles/TheCourierCommand.md, sample 1
 func sample_TheCourierCommand_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TheCourierCommand.md", line: 84)
+#sourceLocation(file: "Documentation.docc/Articles/TheCourierCommand.md", line: 85)
     let policy = try TrustPolicy(
         host: "api.example.com",
         pins: [
