@@ -16,8 +16,9 @@ modules=(CourierPostgres CourierOpenAPI CourierServiceLifecycle CourierTesting)
 out=.build/docs
 archive=.build/Courier.doccarchive
 
-# The same compiler flags as scripts/test.sh's build, which the dump then reuses.
-swift package -Xswiftc -warnings-as-errors dump-symbol-graph \
+# Every trait on (a product whose trait is off is an empty module) and the compiler flags of
+# scripts/test.sh's build, which the dump then reuses.
+swift package --enable-all-traits -Xswiftc -warnings-as-errors dump-symbol-graph \
   --minimum-access-level public --emit-extension-block-symbols >/dev/null
 graphs="$(swift build --show-bin-path)/../symbolgraph"
 rm -rf "$out" "$archive"

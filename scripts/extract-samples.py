@@ -19,6 +19,12 @@ A Markdown file that says `<!-- samples: TARGET -->` on a line of its own sends 
 the file of that test target in TARGETS instead: a product with dependencies of its own (the
 PostgreSQL store and postgres-nio, the OpenAPI transport) is documented without making
 DocSamples depend on them.
+Such a file is compiled only under the package trait of its product.
+
+A block right after a line `<!-- trait: NAME -->` uses a product behind the package trait NAME:
+its sample is compiled only when the trait is on (scripts/test.sh turns every trait on), as are
+the imports of TRAIT_IMPORTS[NAME] (in a TARGETS file, only those of the traits its samples use:
+the target depends on those modules under their trait).
 
     scripts/extract-samples.py --outputs  # print the generated files' paths
 """
@@ -30,24 +36,30 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "Tests" / "DocSamples" / "Samples.swift"
 IMPORTS = [
-    "CoreMetrics", "Courier", "CourierServiceLifecycle", "CourierTesting", "Crypto", "Foundation", "HTTPTypes",
-    "Logging", "Prometheus", "ServiceLifecycle", "Testing", "Tracing", "UnixSignals",
+    "CoreMetrics", "Courier", "CourierTesting", "Crypto", "Foundation", "HTTPTypes", "Logging", "Prometheus",
+    "Testing", "Tracing",
 ]
-# Test targets that compile the samples of the Markdown files that name them (see above).
+# The modules that come with a package trait (see above).
+TRAIT_IMPORTS = {"ServiceLifecycle": ["CourierServiceLifecycle", "ServiceLifecycle", "UnixSignals"]}
+# Test targets that compile the samples of the Markdown files that name them (see above), and
+# the trait each needs.
 TARGETS = {
     "CourierPostgresTests": (
         ROOT / "Tests" / "CourierPostgresTests" / "DocSamples.swift",
         [
-            "Courier", "CourierPostgres", "CourierServiceLifecycle", "Crypto", "Foundation", "Logging", "PostgresNIO",
-            "ServiceLifecycle", "Testing", "UnixSignals",
+            "Courier", "CourierPostgres", "Crypto", "Foundation", "Logging", "PostgresNIO", "ServiceLifecycle",
+            "Testing", "UnixSignals",
         ],
+        "Postgres",
     ),
     "CourierOpenAPITests": (
         ROOT / "Tests" / "CourierOpenAPITests" / "DocSamples.swift",
         ["Courier", "CourierOpenAPI", "Foundation", "HTTPTypes", "OpenAPIRuntime"],
+        "OpenAPI",
     ),
 }
 TARGET_MARK = re.compile(r"^<!--\s*samples:\s*(\w+)\s*-->\s*$", re.MULTILINE)
+TRAIT_MARK = re.compile(r"^\s*<!--\s*trait:\s*(\w+)\s*-->\s*$")
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)")
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:public\s+|internal\s+|package\s+)?import\s+\w+(?:\.\w+)*\s*$")
@@ -64,7 +76,7 @@ def sources():
 
 
 def blocks(path):
-    """The ```swift blocks of a Markdown file: (first line number, lines)."""
+    """The ```swift blocks of a Markdown file: (first line number, lines, trait or None)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     index = 0
     while index < len(lines):
@@ -73,6 +85,10 @@ def blocks(path):
             index += 1
             continue
         indent, fence, info = match.group("indent"), match.group("fence"), match.group("info")
+        trait_mark = TRAIT_MARK.match(lines[index - 1]) if index > 0 else None
+        trait = trait_mark.group(1) if trait_mark else None
+        if trait is not None and trait not in TRAIT_IMPORTS:
+            sys.exit(f"{path.relative_to(ROOT)}:{index}: no trait {trait} (known: {', '.join(TRAIT_IMPORTS)})")
         body, start = [], index + 2
         index += 1
         while index < len(lines):
@@ -86,7 +102,7 @@ def blocks(path):
             sys.exit(f"{path.relative_to(ROOT)}:{start - 1}: a code block is not closed")
         index += 1
         if info.lower() == "swift":
-            yield start, body
+            yield start, body, trait
 
 
 def identifier(path, taken):
@@ -98,13 +114,14 @@ def identifier(path, taken):
     return name
 
 
-def render(path, start, body, name):
-    """One sample: the block's lines in a function (or a disabled suite), imports blanked."""
+def render(path, start, body, name, trait=None):
+    """One sample: the block's lines in a function (or a disabled suite), imports blanked;
+    under `#if trait` when it needs one."""
     relative = path.relative_to(ROOT).as_posix()
     code = ["" if IMPORT.match(line) else line for line in body]
     text = "\n".join(code)
     declares_tests = bool(TEST_FUNCTION.search(text))
-    out = []
+    out = [f"#if {trait}"] if trait else []
     if declares_tests:
         out.append('@Suite(.disabled("a documentation sample: compiled, never run"))')
         out.append(f"struct {name} {{")
@@ -114,6 +131,8 @@ def render(path, start, body, name):
     out.extend(("    " + line) if line.strip() else "" for line in code)
     out.append("#sourceLocation()")
     out.append("}")
+    if trait:
+        out.append("#endif")
     return "\n".join(out)
 
 
@@ -136,31 +155,42 @@ def generate(target=None):
             "// assume (a `session`, a `logger`, pins …) is declared in SampleContext.swift.",
         ]
         imports = IMPORTS
+        trait = None
     else:
         header = [
             "// Generated by scripts/extract-samples.py from the ```swift blocks of the documentation",
             f"// files marked `<!-- samples: {target} -->` — do not edit. Change the Markdown, then run",
             f"// scripts/extract-samples.py. The {target} target compiles these samples; nothing here runs.",
         ]
-        imports = TARGETS[target][1]
-    parts = [*header, "", *(f"import {module}" for module in imports), ""]
-    taken, count = {}, 0
+        imports, trait = TARGETS[target][1], TARGETS[target][2]
+    parts = [*header, ""]
+    if trait:
+        parts += [f"#if {trait}", ""]
+    parts += [*(f"import {module}" for module in imports), ""]
+    samples, used, taken, count = [], set(), {}, 0
     for path in sources():
         if not path.exists():
             continue
         file_name = identifier(path, taken)
         if target_of(path) != target:
             continue
-        for number, (start, body) in enumerate(blocks(path), start=1):
-            parts.append(f"// {path.relative_to(ROOT).as_posix()}, sample {number}")
-            parts.append(render(path, start, body, f"sample_{file_name}_{number}"))
-            parts.append("")
+        for number, (start, body, block_trait) in enumerate(blocks(path), start=1):
+            samples.append(f"// {path.relative_to(ROOT).as_posix()}, sample {number}")
+            samples.append(render(path, start, body, f"sample_{file_name}_{number}", block_trait))
+            samples.append("")
+            used.add(block_trait)
             count += 1
+    for name, modules in TRAIT_IMPORTS.items():
+        if target is None or name in used:
+            parts += [f"#if {name}", *(f"import {module}" for module in modules), "#endif", ""]
+    parts += samples
+    if trait:
+        parts += ["#endif", ""]
     return "\n".join(parts), count
 
 
 def main():
-    outputs = [(None, OUTPUT)] + [(target, path) for target, (path, _) in TARGETS.items()]
+    outputs = [(None, OUTPUT)] + [(target, path) for target, (path, _, _) in TARGETS.items()]
     if "--outputs" in sys.argv[1:]:
         for _, path in outputs:
             print(path.relative_to(ROOT).as_posix())

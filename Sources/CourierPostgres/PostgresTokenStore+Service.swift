@@ -1,3 +1,4 @@
+#if Postgres
 public import ServiceLifecycle
 
 /// A ``PostgresTokenStore`` runs as a service of a `ServiceGroup`: its connection pool runs
@@ -55,3 +56,4 @@ private struct Drain: Service {
         await lifecycle.waitForDrain()
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 
 /// Where a ``PostgresTokenStore`` is in its life — not yet run, running, draining the calls in
@@ -153,3 +154,4 @@ final class StoreLifecycle: Sendable {
         }
     }
 }
+#endif

@@ -2,6 +2,8 @@
 // files marked `<!-- samples: CourierOpenAPITests -->` — do not edit. Change the Markdown, then run
 // scripts/extract-samples.py. The CourierOpenAPITests target compiles these samples; nothing here runs.
 
+#if OpenAPI
+
 import Courier
 import CourierOpenAPI
 import Foundation
@@ -89,3 +91,5 @@ func sample_CourierOpenAPI_1() async throws {
     print(try profile.ok.body.json.username)
 #sourceLocation()
 }
+
+#endif

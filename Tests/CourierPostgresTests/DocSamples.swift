@@ -2,9 +2,10 @@
 // files marked `<!-- samples: CourierPostgresTests -->` — do not edit. Change the Markdown, then run
 // scripts/extract-samples.py. The CourierPostgresTests target compiles these samples; nothing here runs.
 
+#if Postgres
+
 import Courier
 import CourierPostgres
-import CourierServiceLifecycle
 import Crypto
 import Foundation
 import Logging
@@ -12,6 +13,12 @@ import PostgresNIO
 import ServiceLifecycle
 import Testing
 import UnixSignals
+
+#if ServiceLifecycle
+import CourierServiceLifecycle
+import ServiceLifecycle
+import UnixSignals
+#endif
 
 // Documentation.docc/Articles/SharingTokensThroughPostgreSQL.md, sample 1
 func sample_SharingTokensThroughPostgreSQL_1() async throws {
@@ -60,8 +67,9 @@ func sample_SharingTokensThroughPostgreSQL_2() async throws {
 }
 
 // Sources/CourierPostgres/CourierPostgres.docc/CourierPostgres.md, sample 1
+#if ServiceLifecycle
 func sample_CourierPostgres_1() async throws {
-#sourceLocation(file: "Sources/CourierPostgres/CourierPostgres.docc/CourierPostgres.md", line: 22)
+#sourceLocation(file: "Sources/CourierPostgres/CourierPostgres.docc/CourierPostgres.md", line: 23)
 
 
 
@@ -86,10 +94,11 @@ func sample_CourierPostgres_1() async throws {
     try await group.run()
 #sourceLocation()
 }
+#endif
 
 // Sources/CourierPostgres/CourierPostgres.docc/CourierPostgres.md, sample 2
 func sample_CourierPostgres_2() async throws {
-#sourceLocation(file: "Sources/CourierPostgres/CourierPostgres.docc/CourierPostgres.md", line: 54)
+#sourceLocation(file: "Sources/CourierPostgres/CourierPostgres.docc/CourierPostgres.md", line: 57)
 
 
     let store = try PostgresTokenStore(
@@ -104,3 +113,5 @@ func sample_CourierPostgres_2() async throws {
     }
 #sourceLocation()
 }
+
+#endif

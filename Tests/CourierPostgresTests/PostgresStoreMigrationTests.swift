@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import CourierPostgres
 import Crypto
@@ -52,3 +53,4 @@ struct PostgresStoreMigrationTests {
         #expect(error?.kind == .invalidConfiguration)
     }
 }
+#endif

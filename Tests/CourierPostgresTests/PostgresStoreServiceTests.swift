@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import CourierPostgres
 import Crypto
@@ -187,3 +188,4 @@ struct PostgresStoreServiceTests {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import CourierPostgres
 import Crypto
@@ -145,3 +146,4 @@ enum StoreFixtures {
         )
     }
 }
+#endif
