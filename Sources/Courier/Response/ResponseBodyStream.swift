@@ -17,6 +17,25 @@ final class ResponseBodyStream: Sendable {
         var failure: (any Error)?
         var trailers: HTTPFields?
         var waiter: CheckedContinuation<Data?, any Error>?
+
+        /// Takes the oldest chunk and lets go of it: a consumer that never catches up with the
+        /// producer (the buffer refills before it is empty) must not keep the chunks it took.
+        mutating func takeChunk() -> Data {
+            let chunk = chunks[head]
+            chunks[head] = Data()
+            head += 1
+            buffered -= chunk.count
+            if head == chunks.count {
+                chunks.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 64, head * 2 >= chunks.count {
+                // Slots of taken chunks at the front: drop them, moving at most as many as
+                // were taken, so each chunk is moved a bounded number of times.
+                chunks.removeFirst(head)
+                head = 0
+            }
+            return chunk
+        }
     }
 
     private let state = LockedBox(State())
@@ -84,13 +103,7 @@ final class ResponseBodyStream: Sendable {
                 }
                 let step: Step = state.withLock { state in
                     if state.head < state.chunks.count {
-                        let chunk = state.chunks[state.head]
-                        state.head += 1
-                        state.buffered -= chunk.count
-                        if state.head == state.chunks.count {
-                            state.chunks.removeAll(keepingCapacity: true)
-                            state.head = 0
-                        }
+                        let chunk = state.takeChunk()
                         var drained = false
                         if state.producerPaused && state.buffered <= highWater / 2 {
                             state.producerPaused = false

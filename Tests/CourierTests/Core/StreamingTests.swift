@@ -48,6 +48,37 @@ struct StreamingTests {
         return peak - baseline
     }
 
+    /// A consumer that is always behind: the buffer never empties, the transfer pauses and
+    /// resumes thousands of times, and memory holds about the buffer, never the body.
+    @Test func aConsumerAlwaysBehindTheServerHoldsTheBufferNotTheBody() async throws {
+        let env = try await TestServers.shared()
+        let file = env.file("64m")
+        let session = SessionFactory.session(env, .http) { $0.streamBufferSize = 1 << 20 }
+        var smallestGrowth = Int.max
+        for _ in 0..<3 where smallestGrowth >= 16 << 20 {
+            let baseline = residentMemoryBytes()
+            var peak = baseline
+            var hasher = SHA256()
+            var received = 0
+            var chunks = 0
+            let response = try await session.stream(HTTPRequest(method: .get, path: file.urlPath))
+            for try await chunk in response.body {
+                hasher.update(data: chunk)
+                received += chunk.count
+                chunks += 1
+                if chunks % 16 == 0 { peak = max(peak, residentMemoryBytes()) }
+                // Slower than loopback on every chunk: the producer refills the buffer before
+                // the consumer has emptied it.
+                try await Task.sleep(for: .microseconds(100))
+            }
+            #expect(received == file.size)
+            #expect(hasher.finalize().map { String(format: "%02x", $0) }.joined() == file.sha256)
+            smallestGrowth = min(smallestGrowth, peak - baseline)
+        }
+        #expect(smallestGrowth < 16 << 20, "RSS grew by \(smallestGrowth >> 20) MiB behind a slow consumer")
+        await session.shutdown()
+    }
+
     @Test func buffersSixtyFourMiBWithProgressEvents() async throws {
         let env = try await TestServers.shared()
         let file = env.file("64m")
