@@ -26,7 +26,6 @@ let package = Package(
             name: "CourierService",
             dependencies: [
                 .product(name: "Courier", package: "courier"),
-                .product(name: "CourierServiceLifecycle", package: "courier"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
