@@ -39,7 +39,7 @@ struct CourierService {
         accessConfiguration.logger = logger
         let access = try ResourceAccess(configuration: accessConfiguration)
 
-        let router = Router()
+        let router = Router(context: ServiceRequestContext.self)
         Routes(access: access).add(to: router)
         let app = Application(
             router: router,

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
 
 // Hummingbird and Courier both declare `Response`, `RequestBody` and `MediaType`, so this file
 // names each with its module: `Courier.Response`, `Hummingbird.Response`. Bare names are a trap
@@ -40,7 +41,7 @@ struct Routes: Sendable {
         let password: String
     }
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: Router<ServiceRequestContext>) {
         router.get("/health") { _, _ in "ok\n" }
 
         router.post("/users/{id}/session") { request, context -> HTTPResponse.Status in
@@ -77,7 +78,7 @@ struct Routes: Sendable {
                     logger: context.logger
                 )
             }
-            return Self.passThrough(upstream)
+            return Self.passThrough(upstream, to: context.channel)
         }
 
         router.get("/download") { request, context -> Hummingbird.Response in
@@ -91,7 +92,7 @@ struct Routes: Sendable {
                     logger: context.logger
                 )
             }
-            return Self.passThrough(upstream)
+            return Self.passThrough(upstream, to: context.channel)
         }
 
         router.get("/device") { _, context -> Hummingbird.Response in
@@ -101,7 +102,7 @@ struct Routes: Sendable {
                     logger: context.logger
                 )
             }
-            return Self.passThrough(upstream)
+            return Self.passThrough(upstream, to: context.channel)
         }
     }
 
@@ -115,7 +116,7 @@ struct Routes: Sendable {
 
     /// Runs an upstream request; a user who is not signed in becomes 401, any other failure 502.
     static func upstream(
-        context: BasicRequestContext,
+        context: ServiceRequestContext,
         _ send: () async throws -> Courier.Response
     ) async throws -> Courier.Response {
         do {
@@ -127,7 +128,7 @@ struct Routes: Sendable {
         }
     }
 
-    static func upstreamFailure(_ error: CourierError, context: BasicRequestContext) -> HTTPError {
+    static func upstreamFailure(_ error: CourierError, context: ServiceRequestContext) -> HTTPError {
         context.logger.error("upstream failed", metadata: ["kind": "\(error.kind)", "error": "\(error)"])
         return HTTPError(.badGateway, message: "the upstream failed (\(error.kind))")
     }
@@ -135,7 +136,7 @@ struct Routes: Sendable {
     /// The upstream's status and content type, and its body streamed through chunk by chunk:
     /// each chunk is written to the caller before the next is read, so the upstream transfer
     /// goes only as fast as the caller reads.
-    static func passThrough(_ upstream: Courier.Response) -> Hummingbird.Response {
+    static func passThrough(_ upstream: Courier.Response, to channel: any Channel) -> Hummingbird.Response {
         var headers = HTTPFields()
         if let contentType = upstream.headerFields[.contentType] {
             headers[.contentType] = contentType
@@ -155,9 +156,27 @@ struct Routes: Sendable {
                 // the upstream transfer.
                 for try await chunk in body {
                     try await writer.write(ByteBuffer(bytes: chunk))
+                    // The writer suspends only once the channel reports that it is not
+                    // writable, which it learns on its event loop. A producer faster than that
+                    // loop (a busy machine) queues chunk after chunk before the first report:
+                    // tens of MiB of a fast upstream. A round trip through the loop after each
+                    // chunk lets the report arrive first, so at most about one chunk waits.
+                    try await channel.eventLoop.submit {}.get()
                 }
                 try await writer.finish(nil)
             }
         )
+    }
+}
+
+/// The request context of the service: Hummingbird's basic context plus the connection's
+/// channel, whose event loop paces the bodies streamed through.
+struct ServiceRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
     }
 }
