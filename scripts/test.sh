@@ -36,6 +36,7 @@ swift build --build-tests -Xswiftc -warnings-as-errors
 echo "== release build (the optimizer sees what a debug build does not)"
 swift build -c release --product Courier -Xswiftc -warnings-as-errors
 
+scripts/build-examples.sh   # Examples/CourierService, which the example tests start
 echo "== tests"
 # Serial: the memory measurements (RSS while streaming 64 MiB) must not see other tests.
 # CourierPostgresTests start their PostgreSQL (and the OAuth2 servers behind TLS) through
