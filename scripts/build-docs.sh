@@ -2,7 +2,7 @@
 # Builds the DocC archive from the root Documentation.docc; fails on any broken link.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift package dump-symbol-graph --minimum-access-level public --emit-extension-block-symbols >/dev/null
+swift package --enable-all-traits dump-symbol-graph --minimum-access-level public --emit-extension-block-symbols >/dev/null
 graphs="$(swift build --show-bin-path)/../symbolgraph"
 rm -rf .build/doc-graphs && mkdir -p .build/doc-graphs
 find "$graphs" -maxdepth 1 \( -name 'Courier.symbols.json' -o -name 'Courier@*.symbols.json' \) -exec cp {} .build/doc-graphs/ \;

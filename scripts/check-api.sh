@@ -13,4 +13,4 @@ if ! git cat-file -e "${baseline}^{commit}" 2>/dev/null; then
   echo "check-api:   git fetch --unshallow   (or: git fetch origin ${baseline})" >&2
   exit 1
 fi
-swift package diagnose-api-breaking-changes "$baseline" --products Courier CourierTesting
+swift package --enable-all-traits diagnose-api-breaking-changes "$baseline" --products Courier CourierTesting

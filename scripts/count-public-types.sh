@@ -8,8 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.build/public-types
 rm -rf "$out"; mkdir -p "$out"
-swift build --target Courier -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$out" >/dev/null
-swift build --target CourierTesting -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$out" >/dev/null
+swift build --target Courier --enable-all-traits -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$out" >/dev/null
+swift build --target CourierTesting --enable-all-traits -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$out" >/dev/null
 python3 - "$out" "${1:-}" <<'PY'
 import json, sys, glob
 kinds = {"swift.struct", "swift.class", "swift.enum", "swift.protocol", "swift.actor", "swift.typealias"}

@@ -18,4 +18,6 @@ for _ in $(seq 1 150); do
 done
 [[ -s "$ready" ]] || { cat "$work/serve.log"; echo "demo: the servers did not start in 30 s" >&2; exit 1; }
 
-swift run -c release CourierDemo "$ready"
+# The demo needs no trait; every script turns them all on, so that they share one resolution and
+# one build of the package.
+swift run -c release --enable-all-traits CourierDemo "$ready"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Courier's test command (the README's, and CI's through .ci/run).
 # Installs what is missing, checks that the documentation samples are current and the code is
-# formatted, builds (the samples included), runs the whole suite against the real servers the
-# suite starts on 127.0.0.1, runs the concurrency suites again under ThreadSanitizer, runs
-# every fuzz target briefly, builds the docs, and checks the public API against its baseline.
+# formatted, builds (the samples included) with every package trait on, checks the package as a
+# service's dependency, runs the whole suite against the real servers the suite starts on
+# 127.0.0.1, runs the concurrency suites again under ThreadSanitizer, runs every fuzz target
+# briefly, builds the docs, and checks the public API against its baseline.
 #
 #   scripts/test.sh              # everything
 #   COURIER_SKIP_TSAN=1 scripts/test.sh   # skip the ThreadSanitizer pass
@@ -31,17 +32,23 @@ echo "== format (swift-format, .swift-format)"
 scripts/format.sh --lint
 
 echo "== build (warnings are errors)"
-swift build --build-tests -Xswiftc -warnings-as-errors
+# Every trait on: the products behind them (CourierPostgres, CourierOpenAPI, …) and their tests.
+swift build --build-tests --enable-all-traits -Xswiftc -warnings-as-errors
 
 echo "== release build (the optimizer sees what a debug build does not)"
-swift build -c release --product Courier -Xswiftc -warnings-as-errors
+# The library alone, as a service builds it (`--product` would build every target: SwiftPM
+# does not build an automatic library product on its own).
+swift build -c release --target Courier --enable-all-traits -Xswiftc -warnings-as-errors
+
+echo "== dependencies"
+scripts/check-dependencies.sh
 
 scripts/build-examples.sh   # Examples/CourierService, which the example tests start
 echo "== tests"
 # Serial: the memory measurements (RSS while streaming 64 MiB) must not see other tests.
 # CourierPostgresTests start their PostgreSQL (and the OAuth2 servers behind TLS) through
 # Tests/Servers/serve.py --only postgres,oauth,oauth_tls, and it stops when the tests exit.
-swift test --skip-build --no-parallel
+swift test --skip-build --enable-all-traits --no-parallel
 
 if [[ "${COURIER_SKIP_TSAN:-0}" != "1" ]]; then
   echo "== concurrency tests under ThreadSanitizer"

@@ -1,3 +1,4 @@
+#if CommandLine
 import ArgumentParser
 import Foundation
 
@@ -81,3 +82,4 @@ public enum CourierCommandLine: Sendable {
         return rewritten
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLine
 import ArgumentParser
 
 /// `courier`: the root command, which only holds the subcommands.
@@ -26,3 +27,4 @@ struct CourierRoot: AsyncParsableCommand {
         ]
     )
 }
+#endif

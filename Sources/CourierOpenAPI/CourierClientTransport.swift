@@ -1,3 +1,4 @@
+#if OpenAPI
 public import Courier
 public import Foundation
 public import HTTPTypes
@@ -104,3 +105,4 @@ public struct CourierClientTransport: ClientTransport {
         return (response.head, HTTPBody(streaming: response, of: request.method))
     }
 }
+#endif

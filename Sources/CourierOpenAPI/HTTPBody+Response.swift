@@ -1,3 +1,4 @@
+#if OpenAPI
 import Courier
 import HTTPTypes
 import OpenAPIRuntime
@@ -24,3 +25,4 @@ extension HTTPBody {
         self.init(response.body, length: length, iterationBehavior: .single)
     }
 }
+#endif

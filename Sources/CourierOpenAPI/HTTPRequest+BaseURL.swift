@@ -1,3 +1,4 @@
+#if OpenAPI
 import Courier
 import Foundation
 import HTTPTypes
@@ -28,3 +29,4 @@ extension HTTPRequest {
         return resolved
     }
 }
+#endif

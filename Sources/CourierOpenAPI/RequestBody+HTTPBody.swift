@@ -1,3 +1,4 @@
+#if OpenAPI
 import Courier
 import Foundation
 import OpenAPIRuntime
@@ -40,3 +41,4 @@ struct HTTPBodyChunks: AsyncSequence, Sendable {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 
 /// Runs `operation` in a task of its own and returns what it returns, unless `limit` passes
@@ -85,3 +86,4 @@ private final class DeadlineRace<Result: Sendable>: Sendable {
         continuation?.resume(with: outcome)
     }
 }
+#endif

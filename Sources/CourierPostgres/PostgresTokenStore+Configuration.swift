@@ -1,3 +1,4 @@
+#if Postgres
 import PostgresNIO
 
 extension PostgresTokenStore {
@@ -143,3 +144,4 @@ extension PostgresTokenStore.Configuration {
         }
     }
 }
+#endif

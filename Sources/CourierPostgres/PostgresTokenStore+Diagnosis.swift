@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import Logging
 import PostgresNIO
@@ -53,3 +54,4 @@ extension PostgresTokenStore {
         return connection
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import PostgresNIO
 
@@ -63,3 +64,4 @@ extension PostgresTokenStore {
         }
     }
 }
+#endif

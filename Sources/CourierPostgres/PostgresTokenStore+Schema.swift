@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import PostgresNIO
 
@@ -111,3 +112,4 @@ extension PostgresTokenStore {
         return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
     }
 }
+#endif

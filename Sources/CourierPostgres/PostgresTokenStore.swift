@@ -1,3 +1,4 @@
+#if Postgres
 public import Courier
 import Foundation
 public import Logging
@@ -419,3 +420,4 @@ public final class PostgresTokenStore: SharedTokenStore {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import Foundation
 
@@ -33,3 +34,4 @@ struct RowKey: Sendable {
         return data
     }
 }
+#endif

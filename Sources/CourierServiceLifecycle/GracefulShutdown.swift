@@ -1,3 +1,4 @@
+#if ServiceLifecycle
 import ServiceLifecycle
 
 /// Waits for the graceful shutdown of the service group, then runs `graceful`; when the task
@@ -11,3 +12,4 @@ func untilGracefulShutdown(then graceful: () async -> Void, orWhenCancelled imme
     }
     await graceful()
 }
+#endif

@@ -1,3 +1,4 @@
+#if ServiceLifecycle
 public import Courier
 public import ServiceLifecycle
 
@@ -16,3 +17,4 @@ extension ResourceAccess: Service {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if ServiceLifecycle
 public import Courier
 public import ServiceLifecycle
 
@@ -22,3 +23,4 @@ extension Session: Service {
         }
     }
 }
+#endif

@@ -2,6 +2,8 @@
 // files marked `<!-- samples: CourierOpenAPITests -->` — do not edit. Change the Markdown, then run
 // scripts/extract-samples.py. The CourierOpenAPITests target compiles these samples; nothing here runs.
 
+#if OpenAPI
+
 import Courier
 import CourierOpenAPI
 import Foundation
@@ -74,3 +76,5 @@ func sample_UsingCourierWithSwiftOpenAPIGenerator_5() async throws {
     }
 #sourceLocation()
 }
+
+#endif

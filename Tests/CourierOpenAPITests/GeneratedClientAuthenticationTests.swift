@@ -1,3 +1,4 @@
+#if OpenAPI
 import Courier
 import CourierOpenAPI
 import Foundation
@@ -53,3 +54,4 @@ struct GeneratedClientAuthenticationTests {
         await access.shutdown()
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if OpenAPI
 import Courier
 import CourierOpenAPI
 import Foundation
@@ -62,3 +63,4 @@ struct GeneratedClientJSONTests {
         await session.shutdown()
     }
 }
+#endif

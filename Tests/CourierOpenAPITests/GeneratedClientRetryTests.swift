@@ -1,3 +1,4 @@
+#if OpenAPI
 import Courier
 import CourierOpenAPI
 import Foundation
@@ -47,3 +48,4 @@ struct GeneratedClientRetryTests {
         await session.shutdown()
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if OpenAPI
 import Courier
 import CourierOpenAPI
 import Crypto
@@ -72,3 +73,4 @@ struct GeneratedClientStreamingTests {
         await session.shutdown()
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if OpenAPI
 // What the samples of Documentation.docc/Articles/UsingCourierWithSwiftOpenAPIGenerator.md
 // assume, declared once. DocSamples.swift compiles those samples against the client generated
 // for these tests; nothing here is ever evaluated.
@@ -9,3 +10,4 @@ var configuration: ResourceAccess.Configuration { fatalError("documentation samp
 
 /// A generated client the samples call.
 var client: Client { fatalError("documentation samples are compiled, never run") }
+#endif

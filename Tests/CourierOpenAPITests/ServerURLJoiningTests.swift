@@ -1,3 +1,4 @@
+#if OpenAPI
 import Courier
 import Foundation
 import HTTPTypes
@@ -27,3 +28,4 @@ struct ServerURLJoiningTests {
         #expect(throws: CourierError(.invalidURL)) { try joined("/relative", "/items") }
     }
 }
+#endif

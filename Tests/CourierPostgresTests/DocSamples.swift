@@ -2,6 +2,8 @@
 // files marked `<!-- samples: CourierPostgresTests -->` — do not edit. Change the Markdown, then run
 // scripts/extract-samples.py. The CourierPostgresTests target compiles these samples; nothing here runs.
 
+#if Postgres
+
 import Courier
 import CourierPostgres
 import Crypto
@@ -52,3 +54,5 @@ func sample_SharingTokensThroughPostgreSQL_2() async throws {
     _ = store
 #sourceLocation()
 }
+
+#endif

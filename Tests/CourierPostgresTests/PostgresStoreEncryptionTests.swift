@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import CourierPostgres
 import Crypto
@@ -72,3 +73,4 @@ struct PostgresStoreEncryptionTests {
         }
     }
 }
+#endif

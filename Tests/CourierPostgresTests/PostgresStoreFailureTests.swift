@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import CourierPostgres
 import Crypto
@@ -101,3 +102,4 @@ struct PostgresStoreFailureTests {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }
+#endif

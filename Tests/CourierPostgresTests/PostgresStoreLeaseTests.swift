@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import CourierPostgres
 import Crypto
@@ -76,3 +77,4 @@ struct PostgresStoreLeaseTests {
         }
     }
 }
+#endif

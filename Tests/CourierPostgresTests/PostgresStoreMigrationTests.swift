@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import CourierPostgres
 import Crypto
@@ -60,3 +61,4 @@ extension Result where Failure == any Error {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
+#endif

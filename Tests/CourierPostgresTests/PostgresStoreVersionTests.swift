@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import CourierPostgres
 import Crypto
@@ -92,3 +93,4 @@ extension Array {
         return results
     }
 }
+#endif

@@ -5,21 +5,24 @@
 
 import CoreMetrics
 import Courier
-import CourierServiceLifecycle
 import CourierTesting
 import Crypto
 import Foundation
 import HTTPTypes
 import Logging
 import Prometheus
-import ServiceLifecycle
 import Testing
 import Tracing
+
+#if ServiceLifecycle
+import CourierServiceLifecycle
+import ServiceLifecycle
 import UnixSignals
+#endif
 
 // README.md, sample 1
 func sample_README_1() async throws {
-#sourceLocation(file: "README.md", line: 61)
+#sourceLocation(file: "README.md", line: 103)
 
 
 
@@ -53,7 +56,7 @@ func sample_README_1() async throws {
 
 // README.md, sample 2
 func sample_README_2() async throws {
-#sourceLocation(file: "README.md", line: 98)
+#sourceLocation(file: "README.md", line: 140)
     let download = session.task(for: HTTPRequest(method: .get, path: "/exports/2024.tar"))
     Task {
         for await event in download.events {
@@ -72,7 +75,7 @@ func sample_README_2() async throws {
 
 // README.md, sample 3
 func sample_README_3() async throws {
-#sourceLocation(file: "README.md", line: 121)
+#sourceLocation(file: "README.md", line: 163)
     let access = try ResourceAccess(configuration: .init(
         resourceBaseURL: URL(string: "https://api.example.com")!,
         authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
@@ -94,7 +97,7 @@ func sample_README_3() async throws {
 
 // README.md, sample 4
 func sample_README_4() async throws {
-#sourceLocation(file: "README.md", line: 145)
+#sourceLocation(file: "README.md", line: 187)
     let user = access.userClient(for: "account-1842")
     let download = try await user.streamAuthenticatedRequest(ResourceRequest(path: "/api/user/download"))
     for try await chunk in download.body { print("received \(chunk.count) bytes") }
@@ -105,7 +108,7 @@ func sample_README_4() async throws {
 
 // README.md, sample 5
 func sample_README_5() async throws {
-#sourceLocation(file: "README.md", line: 161)
+#sourceLocation(file: "README.md", line: 203)
     do {
         let profile = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         let user = try profile.validate().decode(User.self)
@@ -121,7 +124,7 @@ func sample_README_5() async throws {
 // README.md, sample 6
 @Suite(.disabled("a documentation sample: compiled, never run"))
 struct sample_README_6 {
-#sourceLocation(file: "README.md", line: 179)
+#sourceLocation(file: "README.md", line: 221)
 
 
 
@@ -536,8 +539,9 @@ func sample_Observability_2() async throws {
 }
 
 // Documentation.docc/Articles/Observability.md, sample 3
+#if ServiceLifecycle
 func sample_Observability_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Observability.md", line: 116)
+#sourceLocation(file: "Documentation.docc/Articles/Observability.md", line: 117)
     var serviceConfiguration = Session.Configuration(baseURL: URL(string: "https://api.example.com")!)
     serviceConfiguration.shutdownGracePeriod = .seconds(5)
     let upstream = Session(configuration: serviceConfiguration)
@@ -547,6 +551,7 @@ func sample_Observability_3() async throws {
     try await group.run()
 #sourceLocation()
 }
+#endif
 
 // Documentation.docc/Articles/PinningAndTrust.md, sample 1
 func sample_PinningAndTrust_1() async throws {
@@ -911,7 +916,7 @@ struct sample_Testing_3 {
 
 // Documentation.docc/Articles/TheCourierCommand.md, sample 1
 func sample_TheCourierCommand_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TheCourierCommand.md", line: 84)
+#sourceLocation(file: "Documentation.docc/Articles/TheCourierCommand.md", line: 85)
     let policy = try TrustPolicy(
         host: "api.example.com",
         pins: [

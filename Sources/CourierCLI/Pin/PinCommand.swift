@@ -1,3 +1,4 @@
+#if CommandLine
 import ArgumentParser
 import Courier
 import Foundation
@@ -51,3 +52,4 @@ struct PinCommand: AsyncParsableCommand {
         StandardOutput.write(swift ? report.swift : report.text(now: Date()))
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLine
 import Courier
 import Foundation
 
@@ -73,3 +74,4 @@ struct PinReport {
         return formatter.string(from: date)
     }
 }
+#endif

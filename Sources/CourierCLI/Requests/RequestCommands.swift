@@ -1,3 +1,4 @@
+#if CommandLine
 import ArgumentParser
 import HTTPTypes
 
@@ -57,3 +58,4 @@ struct DeleteCommand: MethodCommand {
     static let method = HTTPRequest.Method.delete
     @OptionGroup var options: RequestOptions
 }
+#endif

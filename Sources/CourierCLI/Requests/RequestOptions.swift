@@ -1,3 +1,4 @@
+#if CommandLine
 import ArgumentParser
 
 /// The options every request command takes, spelled as curl spells them.
@@ -85,3 +86,4 @@ struct RequestOptions: ParsableArguments {
         if let maximumTime, maximumTime <= 0 { throw ValidationError("--max-time must be positive") }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLine
 import Courier
 import Foundation
 import HTTPTypes
@@ -133,3 +134,4 @@ struct RequestPlan {
         .milliseconds(Int64((seconds * 1000).rounded()))
     }
 }
+#endif

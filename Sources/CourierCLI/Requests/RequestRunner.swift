@@ -1,3 +1,4 @@
+#if CommandLine
 import Courier
 import Foundation
 import HTTPTypes
@@ -111,3 +112,4 @@ struct RequestRunner {
         return pretty
     }
 }
+#endif

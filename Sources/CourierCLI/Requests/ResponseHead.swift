@@ -1,3 +1,4 @@
+#if CommandLine
 import Courier
 import HTTPTypes
 
@@ -16,3 +17,4 @@ struct ResponseHead {
         return lines.joined(separator: "\r\n") + "\r\n\r\n"
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLine
 import ArgumentParser
 
 /// How a command trusts servers and proves who it is: the CA bundle, pins and a client
@@ -41,3 +42,4 @@ struct TLSOptions: ParsableArguments {
         if certificate == nil, key != nil { throw ValidationError("--key needs --cert") }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLine
 import Courier
 import Foundation
 
@@ -66,3 +67,4 @@ struct TimingReport {
         String(format: "%.1f ms", millisecondsValue(duration))
     }
 }
+#endif

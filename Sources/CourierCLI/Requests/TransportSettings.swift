@@ -1,3 +1,4 @@
+#if CommandLine
 import Courier
 import Foundation
 
@@ -65,3 +66,4 @@ enum TransportSettings {
         return ClientCertificate(certificateFile: path, privateKeyFile: key, password: secret)
     }
 }
+#endif

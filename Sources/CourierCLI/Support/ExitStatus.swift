@@ -1,3 +1,4 @@
+#if CommandLine
 import Courier
 
 /// The process exit codes, and which error maps to which (documented in `courier --help`).
@@ -56,3 +57,4 @@ struct CommandFailure: Error {
     /// Bad usage: exit code 2.
     static func usage(_ message: String) -> CommandFailure { CommandFailure(ExitStatus.usage, message) }
 }
+#endif

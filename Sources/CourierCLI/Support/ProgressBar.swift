@@ -1,3 +1,4 @@
+#if CommandLine
 import Courier
 import Foundation
 import Synchronization
@@ -103,3 +104,4 @@ final class ProgressBar: Sendable {
         return String(format: "%d:%02d", whole / 60, whole % 60)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLine
 import Foundation
 
 #if canImport(Glibc)
@@ -25,3 +26,4 @@ enum Prompt {
         return readLine(strippingNewline: true)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLine
 import Foundation
 
 #if canImport(Glibc)
@@ -35,3 +36,4 @@ enum StandardOutput {
     /// Whether stdout is a terminal.
     static var isTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
 }
+#endif

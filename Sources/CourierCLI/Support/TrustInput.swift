@@ -1,3 +1,4 @@
+#if CommandLine
 import ArgumentParser
 import Courier
 import Foundation
@@ -23,3 +24,4 @@ enum TrustInput {
         }
     }
 }
+#endif

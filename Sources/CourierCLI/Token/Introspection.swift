@@ -1,3 +1,4 @@
+#if CommandLine
 import Courier
 import Foundation
 import HTTPTypes
@@ -56,3 +57,4 @@ enum Introspection {
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLine
 import ArgumentParser
 import Courier
 import Foundation
@@ -173,3 +174,4 @@ struct TokenCommand: AsyncParsableCommand {
         return password
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLine
 import Courier
 import Foundation
 
@@ -22,3 +23,4 @@ struct TokenReport {
         return lines.joined(separator: "\n") + "\n"
     }
 }
+#endif

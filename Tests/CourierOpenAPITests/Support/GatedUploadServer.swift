@@ -1,3 +1,4 @@
+#if OpenAPI
 import Crypto
 import Foundation
 
@@ -76,3 +77,4 @@ final class GatedUploadServer: Sendable {
         _ = Array(response.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, 0) }
     }
 }
+#endif

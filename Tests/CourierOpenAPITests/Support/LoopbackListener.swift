@@ -1,3 +1,4 @@
+#if OpenAPI
 import Foundation
 
 #if canImport(Glibc)
@@ -39,3 +40,4 @@ struct LoopbackListener {
         try LoopbackListener(listening: false).port
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if OpenAPI
 import Courier
 import Foundation
 
@@ -169,3 +170,4 @@ private actor Launcher {
         )
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if OpenAPI
 import Crypto
 import Foundation
 import OpenAPIRuntime
@@ -64,3 +65,4 @@ extension SHA256.Digest {
     /// The digest as lower-case hex.
     var hex: String { map { String(format: "%02x", $0) }.joined() }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 
 #if canImport(Glibc)
@@ -100,3 +101,4 @@ final class FleetMember: @unchecked Sendable {
         if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
     }
 }
+#endif

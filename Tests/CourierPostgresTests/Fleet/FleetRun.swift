@@ -1,3 +1,4 @@
+#if Postgres
 import Crypto
 import Foundation
 
@@ -103,3 +104,4 @@ struct FleetRun {
         }.joined(separator: "; ")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import Foundation
 
@@ -79,3 +80,4 @@ struct OAuthAdmin: Sendable {
         return (try JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
     }
 }
+#endif

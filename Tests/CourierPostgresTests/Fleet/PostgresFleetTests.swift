@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import CourierPostgres
 import Crypto
@@ -194,3 +195,4 @@ struct PostgresFleetTests {
         }
     }
 }
+#endif

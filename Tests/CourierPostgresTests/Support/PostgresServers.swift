@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 
 #if canImport(Glibc)
@@ -158,3 +159,4 @@ private actor SharedServers {
         return try await task.value
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Courier
 import CourierPostgres
 import Crypto
@@ -84,3 +85,4 @@ enum StoreFixtures {
         )
     }
 }
+#endif

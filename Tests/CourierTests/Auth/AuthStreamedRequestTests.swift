@@ -179,6 +179,26 @@ struct AuthStreamedRequestTests {
         await access.shutdown()
     }
 
+    @Test func aStreamedHeadIsRetriedAsABufferedOneIs() async throws {
+        // The fault server behind TLS (the suite's certificate, so the same pins) answers the
+        // first request of the key with 503 and the next with 200.
+        let servers = try await TestServers.shared()
+        var configuration = env.configuration()
+        configuration.resourceBaseURL = servers.faultsTLS
+        let access = try ResourceAccess(configuration: configuration)
+        let key = "stream-retry-\(UUID().uuidString)"
+        let response = try await access.deviceClient.streamUnauthenticatedRequest(
+            ResourceRequest(path: "/status/503", parameters: ["fail": .int(1), "key": .string(key)])
+        )
+        #expect(response.statusCode == 200)
+        #expect(response.body.isStreamed)
+        #expect(try await response.body.collect(upTo: 1 << 10) == Data("status 200".utf8))
+        let seen = try await servers.faultStats(forKey: key)
+        #expect(seen.requests == 2)
+        #expect(seen.methods == ["GET", "GET"])
+        await access.shutdown()
+    }
+
     @Test func aUserWhoIsNotSignedInGetsTheTaggedErrorAndNothingIsSent() async throws {
         let access = try access()
         let stranger = access.userClient(for: "u-never-signed-in")

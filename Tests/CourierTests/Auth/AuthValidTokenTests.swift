@@ -117,7 +117,9 @@ struct AuthValidTokenTests {
         #expect(tokens.allSatisfy { $0.accessToken == first.accessToken })
 
         let renewed = try await grantDelta {
-            tokens = try await Self.validTokens(100) { try await access.deviceClient.validToken(replacingRejected: first) }
+            tokens = try await Self.validTokens(100) {
+                try await access.deviceClient.validToken(replacingRejected: first)
+            }
         }
         #expect(renewed == ["client_credentials": 1])
         #expect(Set(tokens.map(\.accessToken)).count == 1)

@@ -1,3 +1,4 @@
+#if CommandLine
 import Foundation
 import Testing
 
@@ -121,3 +122,4 @@ struct CLIBadInputTests {
         try await expectRefused(["get", "{url}", "-H", "no colon here"], saying: "is not 'Name: value'")
     }
 }
+#endif

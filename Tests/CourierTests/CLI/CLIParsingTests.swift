@@ -1,3 +1,4 @@
+#if CommandLine
 import Courier
 import Foundation
 import HTTPTypes
@@ -82,3 +83,4 @@ import Testing
         #expect(ExitStatus.code(for: CourierError(.grantRejected)) == 1)
     }
 }
+#endif

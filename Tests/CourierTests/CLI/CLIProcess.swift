@@ -1,3 +1,4 @@
+#if CommandLine
 import Foundation
 
 /// Runs the `courier` executable the test target depends on, built next to the test bundle.
@@ -107,3 +108,4 @@ struct CLIError: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
 }
+#endif

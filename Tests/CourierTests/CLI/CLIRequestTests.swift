@@ -1,3 +1,4 @@
+#if CommandLine
 import Foundation
 import Testing
 
@@ -166,3 +167,4 @@ struct CLIRequestTests {
         #expect(http1.standardError.contains("\"http_version\":\"HTTP/1.1\""))
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLine
 import Foundation
 
 /// Type-checks Swift source against the Courier module the tests were built with.
@@ -37,3 +38,4 @@ enum CLISwiftCheck {
         throw CLIError(message: "swiftc not found on PATH")
     }
 }
+#endif

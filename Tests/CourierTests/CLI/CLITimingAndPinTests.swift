@@ -1,3 +1,4 @@
+#if CommandLine
 import Courier
 import Foundation
 import Testing
@@ -90,3 +91,4 @@ struct CLITimingAndPinTests {
         #expect(insecure.standardError.contains("--cacert"))
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLine
 import Foundation
 import Testing
 
@@ -91,3 +92,4 @@ struct CLITokenAndProgressTests {
         #expect(outcome.standardError.isEmpty)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if ServiceLifecycle
 import CourierServiceLifecycle
 import Foundation
 import HTTPTypes
@@ -151,3 +152,4 @@ extension CurlTransport {
     /// Transfers running or waiting for a connection.
     fileprivate var inFlight: Int { statistics.activeTransfers + statistics.queuedTransfers }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 // One member of a fleet sharing tokens through PostgreSQL: the load of CourierFleet over a
 // PostgresTokenStore. Prints a one-line JSON summary (FleetSummary) on standard output; token
 // events go to standard error as JSON lines while it runs.
@@ -59,3 +60,4 @@ do {
     FileHandle.standardError.write(Data("CourierPostgresFleetMember: \(error)\n".utf8))
     exit(2)
 }
+#endif

@@ -1,0 +1,3 @@
+import Courier
+import JWT
+import Vapor
