@@ -99,6 +99,11 @@ let package = Package(
                 "Courier",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log"),
+                .product(
+                    name: "ServiceLifecycle",
+                    package: "swift-service-lifecycle",
+                    condition: .when(traits: ["Postgres"])
+                ),
             ]
         ),
         .target(
@@ -200,6 +205,17 @@ let package = Package(
                 .target(name: "CourierPostgres", condition: .when(traits: ["Postgres"])),
                 .target(name: "CourierPostgresFleetMember", condition: .when(traits: ["Postgres"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .target(name: "CourierServiceLifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+                .product(
+                    name: "ServiceLifecycle",
+                    package: "swift-service-lifecycle",
+                    condition: .when(traits: ["Postgres"])
+                ),
+                .product(
+                    name: "UnixSignals",
+                    package: "swift-service-lifecycle",
+                    condition: .when(traits: ["Postgres"])
+                ),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -9,7 +9,7 @@ public import OpenAPIRuntime
 ///
 /// The generated client gets what Courier gives its own requests: a session's middleware
 /// (retries, logging, redirects, metrics) and transport (pinning, connection reuse), or —
-/// over a ``Courier/UserClient`` or ``Courier/DeviceClient`` — the right token for each
+/// over a ``/Courier/UserClient`` or ``/Courier/DeviceClient`` — the right token for each
 /// request, renewed once however many operations wait for it.
 ///
 /// ```swift
@@ -41,7 +41,7 @@ public import OpenAPIRuntime
 ///
 /// ### Errors
 ///
-/// Every failure is a ``Courier/CourierError``; the generated client wraps it in
+/// Every failure is a ``/Courier/CourierError``; the generated client wraps it in
 /// `ClientError`, whose `underlyingError` is the `CourierError`. Any status is a response:
 /// the generated client maps the ones the document does not list to its `undocumented` case.
 public struct CourierClientTransport: ClientTransport {
@@ -63,18 +63,18 @@ public struct CourierClientTransport: ClientTransport {
 
     /// Creates a transport that sends authenticated requests: each carries the user's token.
     ///
-    /// Requests go only to the trusted hosts of the ``Courier/ResourceAccess``, over its
+    /// Requests go only to the trusted hosts of the ``/Courier/ResourceAccess``, over its
     /// secured transport; the server URL is usually its resource base URL.
     ///
-    /// - Parameter userClient: The user, from ``Courier/ResourceAccess/userClient`` or
-    ///   ``Courier/ResourceAccess/userClient(for:)``.
+    /// - Parameter userClient: The user, from ``/Courier/ResourceAccess/userClient`` or
+    ///   ``/Courier/ResourceAccess/userClient(for:)``.
     public init(userClient: UserClient) {
         route = .authenticated(userClient)
     }
 
     /// Creates a transport that sends anonymous requests: each carries the device's token.
     ///
-    /// - Parameter deviceClient: The device client, from ``Courier/ResourceAccess/deviceClient``.
+    /// - Parameter deviceClient: The device client, from ``/Courier/ResourceAccess/deviceClient``.
     public init(deviceClient: DeviceClient) {
         route = .anonymous(deviceClient)
     }
@@ -87,7 +87,7 @@ public struct CourierClientTransport: ClientTransport {
     ///   - baseURL: The server URL the generated client was made with.
     ///   - operationID: The operation's identifier in the OpenAPI document.
     /// - Returns: The response head and its streamed body (none for HEAD).
-    /// - Throws: ``Courier/CourierError``, or `CancellationError` when cancelled.
+    /// - Throws: ``/Courier/CourierError``, or `CancellationError` when cancelled.
     public func send(
         _ request: HTTPRequest,
         body: HTTPBody?,

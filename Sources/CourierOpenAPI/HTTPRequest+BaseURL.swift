@@ -10,7 +10,7 @@ extension HTTPRequest {
     /// The session checks that URL as it checks any absolute request target (scheme, host,
     /// no credentials, the trust set of a secured transport) before anything is sent.
     ///
-    /// - Throws: ``Courier/CourierError/Kind/invalidURL`` when the two do not make a URL.
+    /// - Throws: ``/Courier/CourierError/Kind/invalidURL`` when the two do not make a URL.
     func resolved(against baseURL: URL) throws -> HTTPRequest {
         guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: true),
             let relative = URLComponents(string: path ?? "")

@@ -31,11 +31,11 @@ extension PostgresTokenStore {
         /// How long opening a connection may take, TLS included.
         public var connectTimeout: Duration
         /// How long one call of the store may take, waiting for a connection included. The
-        /// call then throws ``CourierError/Kind/timedOut`` and a broker renews on its own:
+        /// call then throws ``/Courier/CourierError/Kind/timedOut`` and a broker renews on its own:
         /// keep this short, an outage of the store must not stall requests. When the pool had
         /// no connection to give, the store spends at most ``connectTimeout`` more on opening
-        /// one itself, to report why (``CourierError/Kind/couldNotConnect``,
-        /// ``CourierError/Kind/tlsFailure``).
+        /// one itself, to report why (``/Courier/CourierError/Kind/couldNotConnect``,
+        /// ``/Courier/CourierError/Kind/tlsFailure``).
         public var operationTimeout: Duration
         /// The most connections the store opens to the database at once.
         public var maximumConnections: Int
@@ -103,7 +103,7 @@ extension PostgresTokenStore.Configuration {
 
         /// TLS or no connection: a server without TLS, or whose certificate does not chain
         /// to the roots or does not name the host, is refused with
-        /// ``CourierError/Kind/tlsFailure``.
+        /// ``/Courier/CourierError/Kind/tlsFailure``.
         ///
         /// - Parameters:
         ///   - caBundlePath: PEM file of the roots to trust; `nil` for the system's roots.

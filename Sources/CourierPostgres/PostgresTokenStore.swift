@@ -4,7 +4,7 @@ import Foundation
 public import Logging
 public import PostgresNIO
 
-/// A ``Courier/SharedTokenStore`` in PostgreSQL: the instances of a service on many hosts
+/// A ``/Courier/SharedTokenStore`` in PostgreSQL: the instances of a service on many hosts
 /// renew each token once between them.
 ///
 /// - **One table** (`courier_tokens` by default), which the store creates on first use and
@@ -17,15 +17,17 @@ public import PostgresNIO
 ///   taken in one statement only when the row has no holder or its lease ran out: the clocks
 ///   of the hosts play no part. A holder that dies is replaced once its lease times out.
 /// - **Encrypted rows.** Tokens are sealed with AES-256-GCM under the key of a
-///   ``Courier/TokenStoreKeyProvider``, as ``Courier/EncryptedFileTokenStore`` seals its file;
+///   ``/Courier/TokenStoreKeyProvider``, as ``/Courier/EncryptedFileTokenStore`` seals its file;
 ///   the row's key is authenticated with the token, so a sealed token copied into another row
 ///   does not open.
 /// - **Bounded calls.** Every call ends within ``Configuration/operationTimeout`` (plus, when no
 ///   connection could be had, ``Configuration/connectTimeout`` to learn why); an unreachable
-///   database is a ``Courier/CourierError`` (``Courier/CourierError/Kind/couldNotConnect``,
-///   ``Courier/CourierError/Kind/timedOut``), and a broker then renews on its own.
+///   database is a ``/Courier/CourierError`` (``/Courier/CourierError/Kind/couldNotConnect``,
+///   ``/Courier/CourierError/Kind/timedOut``), and a broker then renews on its own.
 ///
-/// The store owns a connection pool and runs it until ``shutdown()``:
+/// The store is a swift-service-lifecycle `Service`: its connection pool runs inside
+/// ``run()``, so run the store in the `ServiceGroup` of your service, before the services
+/// that use it:
 ///
 /// ```swift
 /// let store = try PostgresTokenStore(
@@ -33,7 +35,19 @@ public import PostgresNIO
 ///                          database: "tokens", tls: .require(caBundlePath: "/etc/ssl/db-ca.pem")),
 ///     keyProvider: .environment()
 /// )
-/// defer { Task { await store.shutdown() } }
+/// let group = ServiceGroup(services: [store, access], logger: logger)
+/// try await group.run()
+/// ```
+///
+/// Without swift-service-lifecycle, run it in a task group for as long as it is used, and
+/// end it with ``shutdown()``:
+///
+/// ```swift
+/// try await withThrowingDiscardingTaskGroup { group in
+///     group.addTask { try await store.run() }
+///     try await serveRequests(with: store)
+///     await store.shutdown()
+/// }
 /// ```
 public final class PostgresTokenStore: SharedTokenStore {
     /// The table of tokens.
@@ -41,8 +55,9 @@ public final class PostgresTokenStore: SharedTokenStore {
     let client: PostgresClient
     let logger: Logger
     let schema = LockedBox<Task<Void, any Error>?>(nil)
-    private let isShutDown = LockedBox(false)
-    private let runTask: Task<Void, Never>?
+    /// Whether the store runs `client` itself (in ``run()``), or the caller does.
+    let ownsClient: Bool
+    let lifecycle = StoreLifecycle()
     private let sealer: TokenSealer
     private let operationTimeout: Duration
     /// A connection like the pool's, opened to learn why the pool has none; `nil` for a
@@ -51,7 +66,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     /// How long that connection may take.
     let diagnosisTimeout: Duration
 
-    /// Creates a store with a connection pool of its own, running until ``shutdown()``.
+    /// Creates a store with a connection pool of its own, which runs inside ``run()``.
     /// Nothing is sent before the first call.
     ///
     /// - Parameters:
@@ -59,7 +74,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     ///   - keyProvider: The 256-bit key that seals the tokens; every process of the fleet
     ///     needs the same key.
     ///   - logger: Where the store and its pool log; never a token or a password.
-    /// - Throws: ``Courier/CourierError/Kind/invalidConfiguration`` for a table name that is not
+    /// - Throws: ``/Courier/CourierError/Kind/invalidConfiguration`` for a table name that is not
     ///   a plain identifier, or TLS settings that do not load (a CA file that cannot be read).
     public init(
         configuration: Configuration,
@@ -86,7 +101,7 @@ public final class PostgresTokenStore: SharedTokenStore {
         postgres.options.additionalStartupParameters = Self.sessionSettings(configuration.operationTimeout)
         let client = PostgresClient(configuration: postgres, backgroundLogger: logger)
         self.client = client
-        self.runTask = Task { await client.run() }
+        self.ownsClient = true
         self.tableName = configuration.tableName
         self.operationTimeout = configuration.operationTimeout
         self.sealer = TokenSealer(keyProvider: keyProvider)
@@ -94,7 +109,11 @@ public final class PostgresTokenStore: SharedTokenStore {
     }
 
     /// Creates a store on a client you run yourself (with `client.run()`, or as a service of
-    /// swift-service-lifecycle); ``shutdown()`` then leaves the client alone.
+    /// swift-service-lifecycle); neither ``run()`` nor ``shutdown()`` runs or ends it.
+    ///
+    /// Such a store serves calls whether or not ``run()`` runs. Run it anyway in a
+    /// `ServiceGroup`, between the client and the services that use the store, to have its
+    /// graceful shutdown wait for the calls in flight before the client's does.
     ///
     /// - Parameters:
     ///   - client: The PostgreSQL client.
@@ -102,7 +121,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     ///   - operationTimeout: How long one call may take.
     ///   - keyProvider: The key that seals the tokens.
     ///   - logger: Where the store logs.
-    /// - Throws: ``Courier/CourierError/Kind/invalidConfiguration`` for a table name that is not
+    /// - Throws: ``/Courier/CourierError/Kind/invalidConfiguration`` for a table name that is not
     ///   a plain identifier.
     public init(
         client: PostgresClient,
@@ -113,7 +132,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     ) throws {
         try Self.validate(tableName: tableName)
         self.client = client
-        self.runTask = nil
+        self.ownsClient = false
         self.diagnosisConfiguration = nil
         self.diagnosisTimeout = .zero
         self.tableName = tableName
@@ -122,22 +141,10 @@ public final class PostgresTokenStore: SharedTokenStore {
         self.logger = logger
     }
 
-    deinit {
-        runTask?.cancel()
-    }
-
-    /// Closes the connection pool the store runs and returns when it is closed. Calls made
-    /// after it throw ``Courier/CourierError/Kind/shutDown``. Calling it again does nothing.
-    public func shutdown() async {
-        isShutDown.withLock { $0 = true }
-        runTask?.cancel()
-        await runTask?.value
-    }
-
     /// Creates or migrates the table now, rather than on the first call: for services that
     /// want to fail at start-up when the database is not there.
     ///
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached in time or
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached in time or
     ///   refuses the migration.
     public func prepare() async throws {
         try await bounded("migrate") {}
@@ -147,7 +154,7 @@ public final class PostgresTokenStore: SharedTokenStore {
 
     /// The token under `key`.
     ///
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached, or the row does
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached, or the row does
     ///   not open with the key.
     public func token(for key: TokenStoreKey) async throws -> OAuth2Token? {
         try await entry(for: key).token
@@ -155,7 +162,7 @@ public final class PostgresTokenStore: SharedTokenStore {
 
     /// Stores or removes the token under `key` whatever its version, raising the version.
     ///
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached.
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached.
     public func setToken(_ token: OAuth2Token?, for key: TokenStoreKey) async throws {
         let row = RowKey(key)
         let sealed = try await seal(token, for: row)
@@ -187,7 +194,7 @@ public final class PostgresTokenStore: SharedTokenStore {
 
     /// Removes every token of a client, leaving tombstones whose versions are raised.
     ///
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached.
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached.
     public func removeTokens(clientID: String) async throws {
         try await bounded("remove") { [tableName, client, logger] in
             try await client.query(
@@ -224,9 +231,9 @@ public final class PostgresTokenStore: SharedTokenStore {
     /// The entry under `key` with its version; version 0 and no token when nothing was
     /// ever written.
     ///
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached, or the row does
-    ///   not open with the key (``Courier/CourierError/Kind/tokenStoreWrongKey``,
-    ///   ``Courier/CourierError/Kind/tokenStoreTampered``).
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached, or the row does
+    ///   not open with the key (``/Courier/CourierError/Kind/tokenStoreWrongKey``,
+    ///   ``/Courier/CourierError/Kind/tokenStoreTampered``).
     public func entry(for key: TokenStoreKey) async throws -> TokenStoreEntry {
         let row = RowKey(key)
         let found = try await bounded("read") { [tableName, client, logger] () -> (Int64, Data?)? in
@@ -250,7 +257,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     /// statement.
     ///
     /// - Returns: The entry as written, or `nil` when its version had moved on.
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached.
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached.
     public func setToken(
         _ token: OAuth2Token?,
         for key: TokenStoreKey,
@@ -294,7 +301,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     /// by the database's clock.
     ///
     /// - Returns: The lease, or `nil` when another holder has it.
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached.
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached.
     public func acquireLease(for key: TokenStoreKey, duration: Duration) async throws -> TokenStoreLease? {
         let row = RowKey(key)
         let holder = Self.newHolder()
@@ -324,7 +331,7 @@ public final class PostgresTokenStore: SharedTokenStore {
 
     /// Ends `lease` when its holder still has it; otherwise changes nothing.
     ///
-    /// - Throws: ``Courier/CourierError`` when the database cannot be reached; the lease then
+    /// - Throws: ``/Courier/CourierError`` when the database cannot be reached; the lease then
     ///   ends when it times out.
     public func releaseLease(_ lease: TokenStoreLease) async throws {
         let row = RowKey(lease.key)
@@ -344,16 +351,17 @@ public final class PostgresTokenStore: SharedTokenStore {
     // MARK: Helpers
 
     /// Runs `body` after the schema is in place, within ``Configuration/operationTimeout``,
-    /// with every error as a ``Courier/CourierError``.
+    /// with every error as a ``/Courier/CourierError``.
     @discardableResult
     private func bounded<Result: Sendable>(
         _ operation: String,
         _ body: @escaping @Sendable () async throws -> Result
     ) async throws -> Result {
         let limit = operationTimeout
-        guard !isShutDown.withLock({ $0 }) else {
-            throw CourierError(.shutDown, message: "PostgreSQL token store: \(operation) after shutdown()")
+        guard lifecycle.enter() else {
+            throw CourierError(.shutDown, message: "PostgreSQL token store: \(operation) after the store stopped")
         }
+        defer { lifecycle.leave() }
         do {
             let timeout: @Sendable () -> any Error = {
                 CourierError(.timedOut, message: "PostgreSQL token store: \(operation) took longer than \(limit)")
@@ -363,6 +371,13 @@ public final class PostgresTokenStore: SharedTokenStore {
                 return try await body()
             }
         } catch {
+            if ownsClient, lifecycle.phase == StoreLifecycle.Phase.idle, (error as? CourierError)?.kind == .timedOut {
+                throw CourierError(
+                    .shutDown,
+                    message: "PostgreSQL token store: \(operation) failed: the store is not running; "
+                        + "run it in a ServiceGroup, or call run() in a task of its own"
+                )
+            }
             throw await diagnosed(Self.courierError(error, operation: operation), operation: operation)
         }
     }

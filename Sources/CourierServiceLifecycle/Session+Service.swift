@@ -2,9 +2,9 @@
 public import Courier
 public import ServiceLifecycle
 
-/// A ``Courier/Session`` runs as a service of a `ServiceGroup`: it serves requests until the
+/// A ``/Courier/Session`` runs as a service of a `ServiceGroup`: it serves requests until the
 /// group shuts down gracefully, then refuses new requests, lets those in flight finish for
-/// up to ``Courier/Session/Configuration/shutdownGracePeriod``, and cancels the rest.
+/// up to ``/Courier/Session/Configuration/shutdownGracePeriod``, and cancels the rest.
 ///
 /// ```swift
 /// let session = Session(configuration: .init(baseURL: URL(string: "https://api.example.com")!))

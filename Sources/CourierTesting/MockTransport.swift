@@ -3,10 +3,10 @@ public import Foundation
 public import HTTPTypes
 import Synchronization
 
-/// A ``Transport`` for unit tests: it records every request and answers from a script.
+/// A ``/Courier/Transport`` for unit tests: it records every request and answers from a script.
 ///
-/// A mock never opens a connection, so it may report any ``Transport/security``: give it the
-/// secured configuration your production transport has, and a ``Session`` or a
+/// A mock never opens a connection, so it may report any ``/Courier/Transport/security``: give it the
+/// secured configuration your production transport has, and a ``/Courier/Session`` or a
 /// `ResourceAccess` on it runs every security check — HTTPS only, trusted hosts only,
 /// credentials only where they may go — without a network.
 ///
@@ -69,7 +69,7 @@ public final class MockTransport: Transport {
 
     /// Records the request and answers it from the script.
     ///
-    /// - Throws: The scripted error, or ``CourierError`` when the script has run out.
+    /// - Throws: The scripted error, or ``/Courier/CourierError`` when the script has run out.
     public func execute(
         _ request: HTTPRequest,
         body: RequestBody?,

@@ -30,20 +30,21 @@ struct PostgresStoreFailureTests {
             keyProvider: .key(SymmetricKey(size: .bits256))
         )
         let clock = ContinuousClock()
-        for attempt in 0..<3 {
-            let start = clock.now
-            let error = await #expect(throws: CourierError.self) {
-                switch attempt {
-                case 0: _ = try await store.entry(for: key)
-                case 1: _ = try await store.setToken(StoreFixtures.token("x"), for: key, ifVersion: 0)
-                default: _ = try await store.acquireLease(for: key, duration: .seconds(5))
+        try await StoreFixtures.running([store]) { () async throws in
+            for attempt in 0..<3 {
+                let start = clock.now
+                let error = await #expect(throws: CourierError.self) {
+                    switch attempt {
+                    case 0: _ = try await store.entry(for: key)
+                    case 1: _ = try await store.setToken(StoreFixtures.token("x"), for: key, ifVersion: 0)
+                    default: _ = try await store.acquireLease(for: key, duration: .seconds(5))
+                    }
                 }
+                // Not a speed assertion: a bound on "never hangs" (operation timeout + slack).
+                #expect(clock.now - start < .seconds(10))
+                #expect([.couldNotConnect, .timedOut, .connectTimedOut].contains(error?.kind))
             }
-            // Not a speed assertion: a bound on "never hangs" (operation timeout + slack).
-            #expect(clock.now - start < .seconds(10))
-            #expect([.couldNotConnect, .timedOut, .connectTimedOut].contains(error?.kind))
         }
-        await store.shutdown()
     }
 
     @Test func requiredTLSAgainstAServerWithoutTLSFails() async throws {
@@ -57,9 +58,10 @@ struct PostgresStoreFailureTests {
             ),
             keyProvider: .key(SymmetricKey(size: .bits256))
         )
-        let error = await #expect(throws: CourierError.self) { try await store.entry(for: key) }
-        #expect(error?.kind == .tlsFailure)
-        await store.shutdown()
+        try await StoreFixtures.running([store]) { () async throws in
+            let error = await #expect(throws: CourierError.self) { try await store.entry(for: key) }
+            #expect(error?.kind == .tlsFailure)
+        }
     }
 
     @Test func preferredTLSFallsBackToAPlainConnection() async throws {
@@ -68,19 +70,9 @@ struct PostgresStoreFailureTests {
             configuration: StoreFixtures.configuration(servers, table: StoreFixtures.uniqueTable(), tls: .prefer),
             keyProvider: .key(SymmetricKey(size: .bits256))
         )
-        #expect(try await store.entry(for: key).version == 0)
-        await store.shutdown()
-    }
-
-    @Test func callsAfterShutdownFail() async throws {
-        let servers = try await PostgresServers.shared()
-        let store = try PostgresTokenStore(
-            configuration: StoreFixtures.configuration(servers, table: StoreFixtures.uniqueTable()),
-            keyProvider: .key(SymmetricKey(size: .bits256))
-        )
-        #expect(try await store.entry(for: key).version == 0)
-        await store.shutdown()
-        await #expect(throws: CourierError.self) { try await store.entry(for: key) }
+        try await StoreFixtures.running([store]) { () async throws in
+            #expect(try await store.entry(for: key).version == 0)
+        }
     }
 
     /// A port on 127.0.0.1 that nothing listens on: bound, then closed.

@@ -19,7 +19,7 @@ struct PostgresStoreMigrationTests {
                 keyProvider: .key(secret)
             )
         }
-        let outcome = await Result(catching: {
+        try await StoreFixtures.running(stores) { () async throws in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for store in stores { group.addTask { try await store.prepare() } }
                 try await group.waitForAll()
@@ -27,9 +27,7 @@ struct PostgresStoreMigrationTests {
             let key = TokenStoreKey(clientID: "c", level: .device)
             _ = try #require(try await stores[0].setToken(StoreFixtures.token("t"), for: key, ifVersion: 0))
             #expect(try await stores[5].entry(for: key).version == 1)
-        })
-        for store in stores { await store.shutdown() }
-        try outcome.get()
+        }
 
         // A later start finds the schema current and leaves the data alone.
         try await StoreFixtures.withStore(servers, table: table, key: secret) { store in
@@ -53,12 +51,6 @@ struct PostgresStoreMigrationTests {
             )
         }
         #expect(error?.kind == .invalidConfiguration)
-    }
-}
-
-extension Result where Failure == any Error {
-    init(catching body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
 #endif

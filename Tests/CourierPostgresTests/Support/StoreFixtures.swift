@@ -17,12 +17,13 @@ enum StoreFixtures {
         _ servers: PostgresServers,
         table: String,
         tls: PostgresTokenStore.Configuration.TLS = .disable,
-        operationTimeout: Duration = .seconds(5)
+        operationTimeout: Duration = .seconds(5),
+        username: String? = nil
     ) -> PostgresTokenStore.Configuration {
         PostgresTokenStore.Configuration(
             host: servers.host,
             port: servers.port,
-            username: servers.username,
+            username: username ?? servers.username,
             database: servers.database,
             tls: tls,
             tableName: table,
@@ -32,7 +33,8 @@ enum StoreFixtures {
         )
     }
 
-    /// A store with a pool of its own, like one process of a fleet; shut down after `body`.
+    /// A store with a pool of its own, like one process of a fleet, running for the time of
+    /// `body`.
     static func withStore<Result>(
         _ servers: PostgresServers,
         table: String,
@@ -44,13 +46,26 @@ enum StoreFixtures {
             keyProvider: .key(key),
             logger: Logger(label: "courier.postgres.tests")
         )
-        do {
-            let result = try await body(store)
-            await store.shutdown()
-            return result
-        } catch {
-            await store.shutdown()
-            throw error
+        return try await running([store]) { try await body(store) }
+    }
+
+    /// Runs `stores` (each `run()` in a task of the group) for the time of `body`, then shuts
+    /// them down and waits for every `run()` to return, whether `body` returned or threw.
+    static func running<Result>(
+        _ stores: [PostgresTokenStore],
+        _ body: () async throws -> Result
+    ) async throws -> Result {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for store in stores { group.addTask { try await store.run() } }
+            let outcome: Swift.Result<Result, any Error>
+            do {
+                outcome = .success(try await body())
+            } catch {
+                outcome = .failure(error)
+            }
+            for store in stores { await store.shutdown() }
+            try await group.waitForAll()
+            return try outcome.get()
         }
     }
 
@@ -74,6 +89,52 @@ enum StoreFixtures {
             group.addTask { await client.run() }
             defer { group.cancelAll() }
             return try await body(client)
+        }
+    }
+
+    /// A login role no other test uses: the connections of a store that connects as it are
+    /// told apart from every other test's in `pg_stat_activity`.
+    static func uniqueRole(_ servers: PostgresServers) async throws -> String {
+        let role = "r_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20)
+        try await withSQL(servers) { sql in
+            try await sql.query(PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN SUPERUSER"))
+        }
+        return role
+    }
+
+    /// How many connections `role` has open now; with `waiting`, only those that wait for a
+    /// lock.
+    static func connections(
+        _ servers: PostgresServers,
+        role: String,
+        waitingForALock waiting: Bool = false
+    ) async throws
+        -> Int
+    {
+        try await withSQL(servers) { sql in
+            let rows = try await sql.query(
+                """
+                SELECT count(*)::bigint FROM pg_stat_activity
+                WHERE usename = \(role) AND (NOT \(waiting) OR wait_event_type = 'Lock')
+                """
+            )
+            var count = 0
+            for try await value in rows.decode(Int64.self) { count = Int(value) }
+            return count
+        }
+    }
+
+    /// Queries the server until `role` has `count` connections (waiting for a lock, with
+    /// `waiting`). A server has no event for a backend that began to wait or went away, so
+    /// this asks again, each question a round trip; the suite's time limit bounds it.
+    static func untilConnections(
+        _ servers: PostgresServers,
+        role: String,
+        are count: Int,
+        waitingForALock waiting: Bool = false
+    ) async throws {
+        while try await connections(servers, role: role, waitingForALock: waiting) != count {
+            try Task.checkCancellation()
         }
     }
 

@@ -50,8 +50,14 @@ do {
         keyProvider: .environment(),
         logger: logger
     )
-    let summary = try await FleetLoad.run(options, store: store)
-    await store.shutdown()
+    // The store's pool runs in run(); the load ends it with shutdown(), and an error cancels it.
+    let summary = try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await store.run() }
+        let summary = try await FleetLoad.run(options, store: store)
+        await store.shutdown()
+        try await group.waitForAll()
+        return summary
+    }
     let encoder = JSONEncoder()
     encoder.outputFormatting = .sortedKeys
     print(String(decoding: try encoder.encode(summary), as: UTF8.self))
