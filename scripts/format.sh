@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mapfile -t files < <(git ls-files 'Package.swift' 'Sources/*.swift' 'Tests/*.swift' 'Examples/CourierDemo/*.swift' \
+  'Examples/CourierService/*.swift' \
   'Benchmarks/Package.swift' 'Benchmarks/Sources/*.swift' 'Benchmarks/Benchmarks/*.swift' \
   'Fuzz/Package.swift' 'Fuzz/Sources/*.swift' |
   grep -v -x -F -f <(python3 scripts/extract-samples.py --outputs) | grep -v '^Tests/CourierOpenAPITests/Generated/')

@@ -43,6 +43,7 @@ swift build -c release --target Courier --enable-all-traits -Xswiftc -warnings-a
 echo "== dependencies"
 scripts/check-dependencies.sh
 
+scripts/build-examples.sh   # Examples/CourierService, which the example tests start
 echo "== tests"
 # Serial: the memory measurements (RSS while streaming 64 MiB) must not see other tests.
 # CourierPostgresTests start their PostgreSQL (and the OAuth2 servers behind TLS) through

@@ -155,6 +155,16 @@ struct sample_README_6 {
 #sourceLocation()
 }
 
+// README.md, sample 7
+func sample_README_7() async throws {
+#sourceLocation(file: "README.md", line: 282)
+    // In a file that also imports Hummingbird or Vapor: the upstream answer is Courier's.
+    func upstreamProfile(of user: String) async throws -> Courier.Response {
+        try await access.userClient(for: user).streamAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
+    }
+#sourceLocation()
+}
+
 // Documentation.docc/Articles/Authentication.md, sample 1
 func sample_Authentication_1() async throws {
 #sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 15)
