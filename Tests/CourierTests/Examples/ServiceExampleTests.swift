@@ -155,11 +155,7 @@ struct ServiceExampleTests {
             // Hummingbird's channel. Holding the body anywhere would add up to 64 MiB.
             let peak = try service.memory("VmHWM")
             print("courier-service: peak RSS \(before >> 10) KiB before, \(peak >> 10) KiB after streaming 64 MiB")
-            withKnownIssue(
-                "Courier's streamed body keeps receiving while its consumer is behind: the service holds what its caller has not read"
-            ) {
-                #expect(peak - before < 16 << 20, "the peak RSS grew by \((peak - before) >> 20) MiB")
-            }
+            #expect(peak - before < 16 << 20, "the peak RSS grew by \((peak - before) >> 20) MiB")
         }
     }
 
