@@ -12,7 +12,9 @@ let package = Package(
     dependencies: [
         // `name:` gives the path dependency a stable identity: without it, the identity is the
         // checkout's folder name, which differs between clones.
-        .package(name: "courier", path: "../.."),
+        // The `ServiceLifecycle` trait adds `CourierServiceLifecycle`, which makes
+        // `ResourceAccess` a service of the group; Hummingbird already brings the package.
+        .package(name: "courier", path: "../..", traits: ["ServiceLifecycle"]),
         // Only the `Hummingbird` product; without its default traits it builds no
         // swift-configuration.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
@@ -28,6 +30,7 @@ let package = Package(
             name: "CourierService",
             dependencies: [
                 .product(name: "Courier", package: "courier"),
+                .product(name: "CourierServiceLifecycle", package: "courier"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -157,7 +157,7 @@ struct sample_README_6 {
 
 // README.md, sample 7
 func sample_README_7() async throws {
-#sourceLocation(file: "README.md", line: 282)
+#sourceLocation(file: "README.md", line: 284)
     // In a file that also imports Hummingbird or Vapor: the upstream answer is Courier's.
     func upstreamProfile(of user: String) async throws -> Courier.Response {
         try await access.userClient(for: user).streamAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))

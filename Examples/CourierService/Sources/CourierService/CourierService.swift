@@ -1,4 +1,5 @@
 import Courier
+import CourierServiceLifecycle
 import Foundation
 import Hummingbird
 import Logging
@@ -52,7 +53,7 @@ struct CourierService {
         )
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: AccessService(access: access)), .init(service: app),
+            .init(service: access), .init(service: app),
         ]
         if ParentWatch.standardInputIsPipe {
             // It returns when the parent has gone: then everything shuts down as on SIGTERM.
@@ -68,23 +69,5 @@ struct CourierService {
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(20)
         groupConfiguration.maximumCancellationDuration = .seconds(5)
         try await ServiceGroup(configuration: groupConfiguration).run()
-    }
-}
-
-/// `ResourceAccess` as a service of the group: it serves until the group shuts down gracefully,
-/// then refuses new requests, lets those in flight finish for up to its
-/// `shutdownGracePeriod`, and releases its connections; cancelled instead, it stops at once.
-/// (Courier's `CourierServiceLifecycle` product gives `ResourceAccess` the same conformance.)
-struct AccessService: Service {
-    let access: ResourceAccess
-
-    func run() async throws {
-        do {
-            try await gracefulShutdown()
-        } catch {
-            await access.shutdown()
-            return
-        }
-        await access.shutdown(gracePeriod: access.configuration.shutdownGracePeriod)
     }
 }
