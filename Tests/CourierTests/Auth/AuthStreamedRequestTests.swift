@@ -236,13 +236,6 @@ struct AuthStreamedRequestTests {
 
     /// The grant counts after `body` minus those before.
     func grantDelta(_ body: () async throws -> Void) async throws -> [String: Int] {
-        let before = try await admin.grants()
-        try await body()
-        let after = try await admin.grants()
-        var delta: [String: Int] = [:]
-        for (grant, count) in after where count != before[grant, default: 0] {
-            delta[grant] = count - before[grant, default: 0]
-        }
-        return delta
+        try await admin.grantDelta(body)
     }
 }

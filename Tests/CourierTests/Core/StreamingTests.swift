@@ -11,72 +11,59 @@ import Testing
 struct StreamingTests {
     @Test func streamsSixtyFourMiBWithFlatMemory() async throws {
         let env = try await TestServers.shared()
-        let file = env.file("64m")
-        let session = SessionFactory.session(env, .http) { $0.streamBufferSize = 512 << 10 }
-        // RSS is process-wide: keep the smallest growth of up to three runs, so that other
-        // work in the process cannot fail the test. Buffering would add 64 MiB every time.
-        var smallestGrowth = Int.max
-        for _ in 0..<3 where smallestGrowth >= 24 << 20 {
-            smallestGrowth = min(smallestGrowth, try await streamOnce(session, file))
+        // A slow consumer: the transfer must pause, not buffer.
+        let growth = try await smallestGrowth(env, bufferSize: 512 << 10, below: 24 << 20) { chunks in
+            if chunks % 64 == 0 { try await Task.sleep(for: .milliseconds(1)) }
         }
-        #expect(smallestGrowth < 24 << 20, "RSS grew by \(smallestGrowth >> 20) MiB while streaming")
-        await session.shutdown()
-    }
-
-    /// Streams the file with a slow consumer and returns how much RSS grew meanwhile.
-    private func streamOnce(_ session: Session, _ file: TestFile) async throws -> Int {
-        let baseline = residentMemoryBytes()
-        var peak = baseline
-        var hasher = SHA256()
-        var received = 0
-        var chunks = 0
-        let response = try await session.stream(HTTPRequest(method: .get, path: file.urlPath))
-        #expect(response.status == .ok)
-        #expect(response.body.isStreamed)
-        for try await chunk in response.body {
-            hasher.update(data: chunk)
-            received += chunk.count
-            chunks += 1
-            if chunks % 64 == 0 {
-                peak = max(peak, residentMemoryBytes())
-                // A slow consumer: the transfer must pause, not buffer.
-                try await Task.sleep(for: .milliseconds(1))
-            }
-        }
-        #expect(received == file.size)
-        #expect(hasher.finalize().map { String(format: "%02x", $0) }.joined() == file.sha256)
-        return peak - baseline
+        #expect(growth < 24 << 20, "RSS grew by \(growth >> 20) MiB while streaming")
     }
 
     /// A consumer that is always behind: the buffer never empties, the transfer pauses and
     /// resumes thousands of times, and memory holds about the buffer, never the body.
     @Test func aConsumerAlwaysBehindTheServerHoldsTheBufferNotTheBody() async throws {
         let env = try await TestServers.shared()
+        // Slower than loopback on every chunk: the producer refills the buffer before the
+        // consumer has emptied it.
+        let growth = try await smallestGrowth(env, bufferSize: 1 << 20, below: 16 << 20) { _ in
+            try await Task.sleep(for: .microseconds(100))
+        }
+        #expect(growth < 16 << 20, "RSS grew by \(growth >> 20) MiB behind a slow consumer")
+    }
+
+    /// Streams 64 MiB up to three times, pacing the consumer with `pace` after each chunk (given
+    /// the chunks read so far), and returns the smallest growth of RSS: RSS is process-wide, so
+    /// other work in the process cannot fail the test. Buffering would add 64 MiB every time.
+    private func smallestGrowth(
+        _ env: TestEnvironment,
+        bufferSize: Int,
+        below bound: Int,
+        pace: (Int) async throws -> Void
+    ) async throws -> Int {
         let file = env.file("64m")
-        let session = SessionFactory.session(env, .http) { $0.streamBufferSize = 1 << 20 }
-        var smallestGrowth = Int.max
-        for _ in 0..<3 where smallestGrowth >= 16 << 20 {
+        let session = SessionFactory.session(env, .http) { $0.streamBufferSize = bufferSize }
+        var smallest = Int.max
+        for _ in 0..<3 where smallest >= bound {
             let baseline = residentMemoryBytes()
             var peak = baseline
             var hasher = SHA256()
             var received = 0
             var chunks = 0
             let response = try await session.stream(HTTPRequest(method: .get, path: file.urlPath))
+            #expect(response.status == .ok)
+            #expect(response.body.isStreamed)
             for try await chunk in response.body {
                 hasher.update(data: chunk)
                 received += chunk.count
                 chunks += 1
                 if chunks % 16 == 0 { peak = max(peak, residentMemoryBytes()) }
-                // Slower than loopback on every chunk: the producer refills the buffer before
-                // the consumer has emptied it.
-                try await Task.sleep(for: .microseconds(100))
+                try await pace(chunks)
             }
             #expect(received == file.size)
             #expect(hasher.finalize().map { String(format: "%02x", $0) }.joined() == file.sha256)
-            smallestGrowth = min(smallestGrowth, peak - baseline)
+            smallest = min(smallest, peak - baseline)
         }
-        #expect(smallestGrowth < 16 << 20, "RSS grew by \(smallestGrowth >> 20) MiB behind a slow consumer")
         await session.shutdown()
+        return smallest
     }
 
     @Test func buffersSixtyFourMiBWithProgressEvents() async throws {

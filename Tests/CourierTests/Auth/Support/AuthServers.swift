@@ -243,6 +243,18 @@ struct OAuthAdmin: Sendable {
 
     func stats() async throws -> [String: Any] { try await json(.get, "/admin/stats") }
 
+    /// The grant counts after `body` minus those before.
+    func grantDelta(_ body: () async throws -> Void) async throws -> [String: Int] {
+        let before = try await grants()
+        try await body()
+        let after = try await grants()
+        var delta: [String: Int] = [:]
+        for (grant, count) in after where count != before[grant, default: 0] {
+            delta[grant] = count - before[grant, default: 0]
+        }
+        return delta
+    }
+
     func expireAll() async throws { _ = try await json(.post, "/admin/expire-all") }
 
     func setLifetime(_ seconds: Int) async throws { _ = try await json(.post, "/admin/lifetime?seconds=\(seconds)") }
