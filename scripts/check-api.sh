@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails when the public API of Courier or CourierTesting breaks compatibility with the
-# baseline: the commit in scripts/api-baseline (tagged api-0.3.0 where tags travel).
+# baseline: the commit in scripts/api-baseline (tagged api-0.4.0 where tags travel).
 # A deliberate break moves the baseline in the same change, so it is always a decision.
 #
 #   scripts/check-api.sh
