@@ -6,7 +6,8 @@
 #   CourierOnly   a service of the `Courier` product alone checks out exactly EXPECTED below:
 #                 a new package there is a decision, made by changing this list.
 #   SwiftCrypto3  Courier builds against swift-crypto 3, the lowest major it accepts (the
-#                 root package builds against the newest).
+#                 root package builds against the newest), with its traits off: every product
+#                 and the `courier` command build as a consumer without the traits gets them.
 #
 #   scripts/check-dependencies.sh
 set -euo pipefail
@@ -44,6 +45,8 @@ passed
 step "Courier builds against swift-crypto 3"
 rm -f "$consumers/SwiftCrypto3/Package.resolved"
 swift build --package-path "$consumers/SwiftCrypto3" -Xswiftc -warnings-as-errors
+# The command too, without its trait: it only says how to build it.
+swift build --package-path "$consumers/SwiftCrypto3" --product courier -Xswiftc -warnings-as-errors
 grep -q '"version" : "3\.' <(grep -A6 '"identity" : "swift-crypto"' "$consumers/SwiftCrypto3/Package.resolved") ||
   fail "Tests/Consumers/SwiftCrypto3 did not resolve swift-crypto 3"
 passed

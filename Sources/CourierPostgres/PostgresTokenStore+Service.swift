@@ -15,10 +15,14 @@ extension PostgresTokenStore: Service {
     /// serves calls without `run()`, and its `run()` leaves the client alone: it only waits for
     /// the calls in flight on the way out.
     ///
-    /// - Throws: ``/Courier/CourierError/Kind/shutDown`` when the store was shut down before it
-    ///   ran, ``/Courier/CourierError/Kind/invalidConfiguration`` when `run()` is already running.
+    /// A store shut down before it ran returns from `run()` at once, as a service told to stop
+    /// before it started does.
+    ///
+    /// - Throws: ``/Courier/CourierError/Kind/shutDown`` when `run()` already ran (a store runs
+    ///   once), ``/Courier/CourierError/Kind/invalidConfiguration`` when `run()` is already
+    ///   running.
     public func run() async throws {
-        try lifecycle.start()
+        guard try lifecycle.start() else { return }
         defer { lifecycle.finish() }
         // A group of its own, stopped in reverse order: the drain first, the pool once the
         // calls in flight are done. The pool, a service of this group, hears of the outer

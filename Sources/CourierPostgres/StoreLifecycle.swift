@@ -22,6 +22,8 @@ final class StoreLifecycle: Sendable {
 
     private struct State {
         var phase = Phase.idle
+        /// Whether `run()` ever started.
+        var hasRun = false
         var inFlight = 0
         var stopWaiter: CheckedContinuation<Void, Never>?
         var drainWaiter: CheckedContinuation<Void, Never>?
@@ -34,21 +36,29 @@ final class StoreLifecycle: Sendable {
 
     /// Moves an idle store to running.
     ///
-    /// - Throws: ``/Courier/CourierError/Kind/shutDown`` when the store was stopped, and
-    ///   ``/Courier/CourierError/Kind/invalidConfiguration`` when `run()` is already running.
-    func start() throws {
-        let phase = state.withLock { state -> Phase in
-            let phase = state.phase
-            if phase == .idle { state.phase = .running }
-            return phase
+    /// - Returns: `false` when the store was stopped before it ever ran: there is nothing to
+    ///   run, and `run()` returns, as a service told to stop before it started does.
+    /// - Throws: ``/Courier/CourierError/Kind/shutDown`` when `run()` already ran (a store
+    ///   runs once), and ``/Courier/CourierError/Kind/invalidConfiguration`` when it is
+    ///   running.
+    func start() throws -> Bool {
+        let (phase, hadRun) = state.withLock { state -> (Phase, Bool) in
+            let before = (state.phase, state.hasRun)
+            if state.phase == .idle {
+                state.phase = .running
+                state.hasRun = true
+            }
+            return before
         }
         switch phase {
         case .idle:
-            return
+            return true
         case .running, .draining:
             throw CourierError(.invalidConfiguration, message: "PostgreSQL token store: run() is already running")
+        case .stopped where !hadRun:
+            return false
         case .stopped:
-            throw CourierError(.shutDown, message: "PostgreSQL token store: run() after shutdown(); a store runs once")
+            throw CourierError(.shutDown, message: "PostgreSQL token store: run() after it ended; a store runs once")
         }
     }
 

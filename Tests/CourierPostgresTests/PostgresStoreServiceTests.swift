@@ -151,8 +151,9 @@ struct PostgresStoreServiceTests {
         await store.shutdown()
         let stopped = await #expect(throws: CourierError.self) { try await store.entry(for: key) }
         #expect(stopped?.kind == .shutDown)
-        let run = await #expect(throws: CourierError.self) { try await store.run() }
-        #expect(run?.kind == .shutDown)
+        // Told to stop before it started, run() has nothing to do: it returns, as a service of a
+        // group whose shutdown came first does.
+        try await store.run()
     }
 
     @Test func runningAStoreTwiceAtOnceIsRefused() async throws {

@@ -36,7 +36,7 @@ func sample_README_1() async throws {
     let logger = Logger(label: "my-service")
     let session = Session(configuration: .init(
         baseURL: URL(string: "https://api.example.com")!,
-        applicationProduct: "MyService/1.2",              // User-Agent: MyService/1.2 Courier/0.3.0 (Linux; x86_64) libcurl/7.88.1
+        applicationProduct: "MyService/1.2",              // User-Agent: MyService/1.2 Courier/0.4.0 (Linux; x86_64) libcurl/7.88.1
         middlewares: [LoggingMiddleware(logger: logger)]  // secrets are redacted
     ))
 

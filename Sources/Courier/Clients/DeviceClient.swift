@@ -67,7 +67,9 @@ public final class DeviceClient: Sendable {
     /// otherwise the one renewal in flight, shared with every request and every other caller,
     /// limited and backed off as theirs. Ask for it right before each use rather than keeping
     /// it. When your backend rejects it, pass it back as `rejected`: if it is still the
-    /// current token it is renewed, once however many callers report it.
+    /// current token it is renewed, once however many callers report it. With
+    /// ``ResourceAccess/AnonymousAuthorization/clientBasic`` anonymous requests carry no token,
+    /// but this still obtains the device's token with its grant, for the code that asks.
     ///
     /// - Parameter rejected: A token your backend rejected, or `nil` (the default).
     /// - Returns: The token.

@@ -50,9 +50,11 @@ final class ResponseBodyStream: Sendable {
     }
 
     /// Offers a chunk. Returns `false` when the buffer is full: the chunk was NOT taken and
-    /// the producer must pause until ``onDrained`` runs.
+    /// the producer must pause until ``onDrained`` runs. Once the stream has ended (its
+    /// consumer cancelled it), a chunk is taken and dropped.
     func offer(_ chunk: Data) -> Bool {
         let waiter = state.withLock { state -> CheckedContinuation<Data?, any Error>?? in
+            if state.finished { return .some(nil) }
             if let waiter = state.waiter {
                 state.waiter = nil
                 return .some(waiter)
@@ -143,6 +145,7 @@ final class ResponseBodyStream: Sendable {
             state.finished = true
             state.failure = CancellationError()
             state.chunks.removeAll()
+            state.head = 0
             state.buffered = 0
             defer { state.waiter = nil }
             return (true, state.waiter)

@@ -1,7 +1,7 @@
 /// Facts about the Courier library itself.
 enum CourierLibrary: Sendable {
     /// The library's version.
-    static let version = "0.3.0"
+    static let version = "0.4.0"
 
     /// The operating system and CPU architecture, as the User-Agent names them.
     static var platform: String {

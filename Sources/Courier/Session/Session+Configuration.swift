@@ -115,7 +115,7 @@ extension Session {
         }
 
         /// The User-Agent every request carries:
-        /// `App/1.2 Courier/0.3.0 (Linux; x86_64) libcurl/7.88.1`.
+        /// `App/1.2 Courier/0.4.0 (Linux; x86_64) libcurl/7.88.1`.
         public var userAgent: String {
             let sdk =
                 "Courier/\(CourierLibrary.version) (\(CourierLibrary.platform)) libcurl/\(CurlTransport.libcurlVersion)"

@@ -37,6 +37,8 @@ struct AuthValidTokenTests {
     @Test func anExpiredUserTokenIsRenewedOnceForAHundredCallers() async throws {
         let access = try ResourceAccess(configuration: env.configuration())
         let user = access.userClient(for: "u-valid-token")
+        // Renewed within half its lifetime of expiry: the checks of the valid token below have
+        // one second.
         try await admin.setLifetime(2)
         do {
             let first = try await user.authenticate(username: "alice", password: "wonderland")

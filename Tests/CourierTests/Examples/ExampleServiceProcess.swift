@@ -141,21 +141,33 @@ final class ExampleServiceProcess: Sendable {
     }
 }
 
-/// Runs `body` with a started service, then stops it with SIGTERM; kills it when `body` throws.
+/// Runs `body` with a started service and a client of it, then shuts the client down and stops
+/// the service with SIGTERM; kills the service when `body` throws.
 func withExampleService<Result>(
     _ env: AuthEnvironment,
-    _ body: (ExampleServiceProcess) async throws -> Result
+    _ body: (ExampleServiceProcess, Session) async throws -> Result
 ) async throws -> Result {
     let service = try await ExampleServiceProcess.start(env)
+    let client = exampleClient(service)
     let result: Result
     do {
-        result = try await body(service)
+        result = try await body(service, client)
     } catch {
+        await client.shutdown()
         await service.kill()
         throw error
     }
+    await client.shutdown()
     try await service.stop()
     return result
+}
+
+/// A client of the example service: plain HTTP to its port, up to 32 connections.
+func exampleClient(_ service: ExampleServiceProcess) -> Session {
+    Session(
+        configuration: .init(baseURL: service.url),
+        transport: CurlTransport(configuration: .init(maximumConnectionsPerHost: 32, proxy: .none))
+    )
 }
 
 /// The process's exit, awaited by any number of waiters.

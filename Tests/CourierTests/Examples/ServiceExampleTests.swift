@@ -23,10 +23,7 @@ struct ServiceExampleTests {
 
     /// A plain client for the service (HTTP on loopback).
     static func client(_ service: ExampleServiceProcess) -> Session {
-        Session(
-            configuration: .init(baseURL: service.url),
-            transport: CurlTransport(configuration: .init(maximumConnectionsPerHost: 32, proxy: .none))
-        )
+        exampleClient(service)
     }
 
     static func signIn(_ client: Session, user: String, username: String, password: String) async throws -> Response {
@@ -34,8 +31,8 @@ struct ServiceExampleTests {
         return try await client.send(
             HTTPRequest(
                 method: .post,
-                path: "/users/\(user)/session",
-                headerFields: [.contentType: "application/json"]
+                path: "/session",
+                headerFields: [.contentType: "application/json", userID: user]
             ),
             body: .data(body)
         )
@@ -57,9 +54,7 @@ struct ServiceExampleTests {
         + (3...8).map { ("account-\($0)", "user-\($0)", "password") }
 
     @Test func concurrentUsersEachGetTheirOwnProfile() async throws {
-        try await withExampleService(env) { service in
-            let client = Self.client(service)
-            defer { Task { await client.shutdown() } }
+        try await withExampleService(env) { service, client in
 
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for user in Self.users {
@@ -107,7 +102,9 @@ struct ServiceExampleTests {
             #expect(wrong.statusCode == 401)
             #expect(try await Self.get(client, "/profile", user: "account-9").statusCode == 401)
 
-            let signOut = try await client.send(HTTPRequest(method: .delete, path: "/users/account-2/session"))
+            let signOut = try await client.send(
+                HTTPRequest(method: .delete, path: "/session", headerFields: [Self.userID: "account-2"])
+            )
             #expect(signOut.statusCode == 204)
             #expect(try await Self.get(client, "/profile", user: "account-2").statusCode == 401)
             #expect(try await Self.get(client, "/profile", user: "account-3").statusCode == 200)
@@ -117,9 +114,7 @@ struct ServiceExampleTests {
     }
 
     @Test func downloadStreamsThroughTheServiceInFlatMemory() async throws {
-        try await withExampleService(env) { service in
-            let client = Self.client(service)
-            defer { Task { await client.shutdown() } }
+        try await withExampleService(env) { service, client in
             let signIn = try await Self.signIn(client, user: "account-1", username: "alice", password: "wonderland")
             #expect(signIn.statusCode == 204)
             // A small download first, so that the peak before the large one includes every
@@ -160,9 +155,7 @@ struct ServiceExampleTests {
     }
 
     @Test func deviceRouteUsesTheDeviceToken() async throws {
-        try await withExampleService(env) { service in
-            let client = Self.client(service)
-            defer { Task { await client.shutdown() } }
+        try await withExampleService(env) { service, client in
             let health = try await Self.get(client, "/health")
             #expect(health.statusCode == 200)
             let device = try await Self.get(client, "/device")

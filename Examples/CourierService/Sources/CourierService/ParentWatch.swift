@@ -30,11 +30,11 @@ struct ParentWatch: Service {
             closed.fire()
         }
         reader.start()
-        // The group's graceful shutdown (SIGTERM) ends the watch too; the reader thread then
-        // stays blocked until the process exits.
-        await withGracefulShutdownHandler {
+        // The group's graceful shutdown (SIGTERM) or its cancellation (another service failed)
+        // ends the watch too; the reader thread then stays blocked until the process exits.
+        await withTaskCancellationOrGracefulShutdownHandler {
             await closed.wait()
-        } onGracefulShutdown: {
+        } onCancelOrGracefulShutdown: {
             closed.fire()
         }
     }

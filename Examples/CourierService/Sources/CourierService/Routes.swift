@@ -21,12 +21,15 @@ import NIOCore
 ///
 /// | route | upstream |
 /// |---|---|
-/// | `POST /users/{id}/session` (`{"username": …, "password": …}`) | signs the user in |
-/// | `DELETE /users/{id}/session` | signs the user out (tokens wiped and revoked) |
+/// | `POST /session` (`{"username": …, "password": …}`) | signs the user in |
+/// | `DELETE /session` | signs the user out (tokens wiped and revoked) |
 /// | `GET /profile` | `/api/user/profile`, with the user's token |
 /// | `GET /download?bytes=N` | `/api/user/download?bytes=N`, with the user's token |
 /// | `GET /device` | `/api/device/info`, with the service's device token |
 /// | `GET /health` | none |
+///
+/// Every route that acts for a user takes the user from `X-User-ID` alone — signing in and out
+/// included — so a caller can only ever act as the user its front door vouched for.
 ///
 /// Upstream bodies are streamed through as they arrive, never collected: memory stays flat
 /// however large the body, and a slow caller slows the upstream transfer down.
@@ -35,7 +38,7 @@ struct Routes: Sendable {
 
     static let userID = HTTPField.Name("X-User-ID")!
 
-    /// What `POST /users/{id}/session` takes.
+    /// What `POST /session` takes.
     struct Credentials: Decodable {
         let username: String
         let password: String
@@ -44,8 +47,8 @@ struct Routes: Sendable {
     func add(to router: Router<ServiceRequestContext>) {
         router.get("/health") { _, _ in "ok\n" }
 
-        router.post("/users/{id}/session") { request, context -> HTTPResponse.Status in
-            let user = try context.parameters.require("id")
+        router.post("/session") { request, context -> HTTPResponse.Status in
+            let user = try Self.user(of: request)
             let credentials = try await request.decode(as: Credentials.self, context: context)
             do {
                 try await access.userClient(for: user).authenticate(
@@ -60,8 +63,8 @@ struct Routes: Sendable {
             return .noContent
         }
 
-        router.delete("/users/{id}/session") { _, context -> HTTPResponse.Status in
-            let report = await access.userClient(for: try context.parameters.require("id")).logout()
+        router.delete("/session") { request, context -> HTTPResponse.Status in
+            let report = await access.userClient(for: try Self.user(of: request)).logout()
             if !report.isComplete {
                 // The tokens are gone from memory and the store whatever happened; only the
                 // revocation at the authorization server may have failed.
@@ -122,7 +125,7 @@ struct Routes: Sendable {
         do {
             return try await send()
         } catch let error as CourierError where error.kind == .userNotAuthenticated {
-            throw HTTPError(.unauthorized, message: "not signed in: POST /users/{id}/session first")
+            throw HTTPError(.unauthorized, message: "not signed in: POST /session first")
         } catch let error as CourierError {
             throw upstreamFailure(error, context: context)
         }
