@@ -188,7 +188,7 @@ func sample_Authentication_1() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 2
 func sample_Authentication_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 56)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 62)
     let assets = try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/assets"))
     let status = try await access.deviceClient.sendUnauthenticatedRequest(ResourceRequest(path: "/api/public/status"))
     let summary = try await access.userClient.sendImplicitRequest(ResourceRequest(path: "/api/user/summary"))
@@ -198,7 +198,7 @@ func sample_Authentication_2() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 3
 func sample_Authentication_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 72)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 78)
     do {
         let response = try await access.userClient.sendAuthenticatedRequest(request)
         print(response.statusCode)
@@ -212,7 +212,7 @@ func sample_Authentication_3() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 4
 func sample_Authentication_4() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 102)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 108)
     try await access.userClient.authorize(redirectURI: URL(string: "com.example.app:/callback")!) { url in
         try await openBrowserAndWaitForRedirect(url)   // returns the redirect URL with code and state
     }
@@ -227,7 +227,7 @@ func sample_Authentication_4() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 5
 func sample_Authentication_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 167)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 173)
     do {
         let orders = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/orders"))
         print(orders.statusCode)
@@ -244,7 +244,7 @@ func sample_Authentication_5() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 6
 func sample_Authentication_6() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 202)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 208)
     var configuration = ResourceAccess.Configuration(
         resourceBaseURL: URL(string: "https://api.example.com")!,
         authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
@@ -267,7 +267,7 @@ func sample_Authentication_6() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 7
 func sample_Authentication_7() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 266)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 272)
     let signingKey = try ClientAssertionKey.ecdsaP256(pemFile: "/etc/my-app/assertion-key.pem", keyID: "2026-01")
     var jwtConfiguration = configuration
     jwtConfiguration.deviceClient = OAuth2ClientCredentials(clientID: "my-app-device", privateKey: signingKey)
@@ -280,7 +280,7 @@ func sample_Authentication_7() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 8
 func sample_Authentication_8() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 291)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 297)
     let identity = try ClientCertificate.pkcs12(path: "/etc/my-app/client.p12", password: keyPassword)
     let partner = try TrustPolicy(host: "partner.example.com", pins: [partnerPin], clientCertificate: identity)
     print(partner.clientCertificate?.format == .pkcs12)
@@ -289,7 +289,7 @@ func sample_Authentication_8() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 9
 func sample_Authentication_9() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 310)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 316)
     let transport = CurlTransport(configuration: .init(security: security))
     let discovered = try await AuthorizationServer.discover(
         issuer: URL(string: "https://login.example.com")!,
@@ -305,7 +305,7 @@ func sample_Authentication_9() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 10
 func sample_Authentication_10() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 364)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 370)
     struct ReportsCredentials: ChallengeCredentialProvider {
         func credential(for context: ChallengeContext) async throws -> ChallengeCredential? {
             guard context.host == "reports.example.com", context.realm == "reports" else { return nil }
@@ -329,7 +329,7 @@ func sample_Authentication_10() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 11
 func sample_Authentication_11() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 406)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 412)
     let store = EncryptedFileTokenStore(
         path: "/var/lib/my-app/tokens.store",
         keyProvider: TokenStoreKeyProvider { try await loadTokenStoreKey() }   // your secret manager
@@ -341,7 +341,7 @@ func sample_Authentication_11() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 12
 func sample_Authentication_12() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 424)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 430)
     let report = await access.userClient.logout()
     if !report.isComplete {
         logger.warning("logout: \(report.revokedTokens) revoked, failures: \(report.failures.map(\.kind))")
