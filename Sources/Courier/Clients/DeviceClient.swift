@@ -53,11 +53,7 @@ public final class DeviceClient: Sendable {
     ///   client, or another ``CourierError``.
     @discardableResult
     public func authenticate() async throws -> OAuth2Token {
-        do {
-            return try await broker.token().token
-        } catch {
-            throw anonymous.tagged(error)
-        }
+        try await validToken()
     }
 
     /// A valid device token for code that is not behind Courier, such as a gRPC or WebSocket

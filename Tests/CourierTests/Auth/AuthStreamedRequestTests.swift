@@ -46,7 +46,7 @@ struct AuthStreamedRequestTests {
             hasher.update(data: block.prefix(size))
             remaining -= size
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return hasher.finalize().hex
     }
 
     @Test func streamsSixtyFourMiBForAUserWithFlatMemory() async throws {
@@ -75,7 +75,7 @@ struct AuthStreamedRequestTests {
                 if chunks % 4 == 0 { try await Task.sleep(for: .microseconds(200)) }
             }
             #expect(received == size)
-            #expect(hasher.finalize().map { String(format: "%02x", $0) }.joined() == Self.patternDigest(size))
+            #expect(hasher.finalize().hex == Self.patternDigest(size))
             smallestGrowth = min(smallestGrowth, peak - baseline)
         }
         #expect(smallestGrowth < 24 << 20, "RSS grew by \(smallestGrowth >> 20) MiB while streaming")

@@ -59,7 +59,7 @@ struct StreamingTests {
                 try await pace(chunks)
             }
             #expect(received == file.size)
-            #expect(hasher.finalize().map { String(format: "%02x", $0) }.joined() == file.sha256)
+            #expect(hasher.finalize().hex == file.sha256)
             smallest = min(smallest, peak - baseline)
         }
         await session.shutdown()

@@ -23,11 +23,11 @@ final class ExampleServiceProcess: Sendable {
     let url: URL
     private let input: Pipe
     private let errorLog: String
-    private let exit: ExitSignal
+    private let exit: ProcessExit
 
     var processIdentifier: Int32 { process.processIdentifier }
 
-    private init(process: Process, url: URL, input: Pipe, errorLog: String, exit: ExitSignal) {
+    private init(process: Process, url: URL, input: Pipe, errorLog: String, exit: ProcessExit) {
         self.process = process
         self.url = url
         self.input = input
@@ -71,7 +71,7 @@ final class ExampleServiceProcess: Sendable {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorLog))
-        let exit = ExitSignal()
+        let exit = ProcessExit()
         let readyLine = ReadyLine()
         process.terminationHandler = { _ in
             exit.fire()
@@ -168,30 +168,6 @@ func exampleClient(_ service: ExampleServiceProcess) -> Session {
         configuration: .init(baseURL: service.url),
         transport: CurlTransport(configuration: .init(maximumConnectionsPerHost: 32, proxy: .none))
     )
-}
-
-/// The process's exit, awaited by any number of waiters.
-private final class ExitSignal: Sendable {
-    private let state = LockedBox<(exited: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func fire() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.exited = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let exited = state.withLock { state -> Bool in
-                if !state.exited { state.waiters.append(continuation) }
-                return state.exited
-            }
-            if exited { continuation.resume() }
-        }
-    }
 }
 
 /// The first line of standard output, or nil when the process ended first; the first delivery wins.

@@ -142,7 +142,7 @@ struct ServiceExampleTests {
             }
             #expect(received == size)
             #expect(
-                hasher.finalize().map { String(format: "%02x", $0) }.joined()
+                hasher.finalize().hex
                     == AuthStreamedRequestTests.patternDigest(size)
             )
 

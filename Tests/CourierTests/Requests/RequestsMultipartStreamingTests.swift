@@ -101,7 +101,7 @@ struct RequestsMultipartStreamingTests {
         defer { try? handle.close() }
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
         hasher.update(data: Data("\r\n--\(boundary)--\r\n".utf8))
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return hasher.finalize().hex
     }
 }
 

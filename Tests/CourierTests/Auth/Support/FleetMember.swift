@@ -15,7 +15,7 @@ final class FleetMember: Sendable {
     let process: Process
     private let outputPath: String
     private let eventsPath: String
-    private let exited = LockedBox<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let exited = ProcessExit()
 
     /// The executable `name`, built next to the test bundle (the test target depends on it).
     static func executable(_ name: String = "CourierFleetMember") throws -> String {
@@ -46,14 +46,7 @@ final class FleetMember: Sendable {
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: eventsPath))
         let exited = self.exited
-        process.terminationHandler = { _ in
-            let waiters = exited.withLock { state -> [CheckedContinuation<Void, Never>] in
-                state.done = true
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume() }
-        }
+        process.terminationHandler = { _ in exited.fire() }
         try process.run()
     }
 
@@ -85,13 +78,7 @@ final class FleetMember: Sendable {
             if process.isRunning { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
         }
         defer { watchdog.cancel() }
-        await withCheckedContinuation { continuation in
-            let done = exited.withLock { state -> Bool in
-                if !state.done { state.waiters.append(continuation) }
-                return state.done
-            }
-            if done { continuation.resume() }
-        }
+        await exited.wait()
         try #require(process.terminationReason == .exit, "\(name) did not end by itself within \(limit)")
     }
 
