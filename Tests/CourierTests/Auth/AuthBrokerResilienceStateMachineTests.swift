@@ -231,8 +231,7 @@ import Testing
         let now = start.addingTimeInterval(11)
         let renewal = try started(machine.tokenRequested(now: now))
         _ = machine.operationCompleted(renewal.id, result: .failure(Self.outage), now: now, jitter: 1)
-        let requested = machine.grantRequested()
-        let grant = try #require(requested)
+        guard case .start(let grant) = machine.grantRequested() else { throw Unexpected() }
         _ = try publish(&machine, grant.id, token("signed-in", at: now), at: now)
         #expect(machine.retryAt == nil)
         guard case .use(let used) = machine.tokenRequested(now: now) else { throw Unexpected() }

@@ -199,8 +199,7 @@ import Testing
     @Test func anExplicitGrantFailureNeverWipes() throws {
         var machine = machine()
         _ = try loaded(&machine, with: token("a", at: start))
-        let requested = machine.grantRequested()
-        let grant = try #require(requested)
+        guard case .start(let grant) = machine.grantRequested() else { throw Unexpected() }
         let failure = CourierError(kind: .grantRejected, message: "", oauthError: OAuth2Error(code: .invalidGrant))
         guard
             case .fail(let error, let wipe) = machine.operationCompleted(
@@ -217,8 +216,9 @@ import Testing
 
     @Test func aGrantWaitsForTheOperationInFlight() throws {
         var machine = machine()
-        guard case .start = machine.tokenRequested(now: start) else { throw Unexpected() }
-        #expect(machine.grantRequested() == nil)
+        guard case .start(let load, _) = machine.tokenRequested(now: start) else { throw Unexpected() }
+        guard case .waitFor(let id) = machine.grantRequested() else { throw Unexpected() }
+        #expect(id == load.id)
     }
 
     @Test func successfulRenewalsAreLimitedPerWindow() throws {

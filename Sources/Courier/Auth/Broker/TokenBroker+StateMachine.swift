@@ -51,6 +51,14 @@ extension TokenBroker {
             case fail(CourierError)
         }
 
+        /// What to do for a sign-in.
+        enum GrantAction: Sendable {
+            /// Start this grant and wait for it.
+            case start(Operation)
+            /// Another operation is in flight: wait for it to end, then ask again.
+            case waitFor(OperationID)
+        }
+
         /// What to do when a load from the store finished.
         enum LoadAction: Sendable {
             /// The stored token is usable: resolve the operation with it.
@@ -81,6 +89,26 @@ extension TokenBroker {
         let leeway: Duration
         let refreshLimit: RefreshLimit
         let backoff: RenewalBackoff
+        /// Whether other processes share the store: renewals are then coordinated through it.
+        let sharesStore: Bool
+        /// With a shared store: how long a renewal's lease holds.
+        let leaseDuration: Duration
+        /// With a shared store: how long a renewal waits for another process's lease before it
+        /// renews on its own — one and a half lease durations, so that a lease whose holder
+        /// died times out, and a waiter takes it, within the wait.
+        var leaseWait: Duration { leaseDuration + leaseDuration / 2 }
+
+        /// Counts of loads, renewals, grants and the shared store's outcomes.
+        var statistics = TokenBroker.Statistics()
+        /// With a shared store: the version of the entry the current token came from or went
+        /// to (0 when unknown).
+        var sharedVersion: UInt64 = 0
+        /// With a shared store: whether it is failing (or its lease is stuck) at the moment.
+        var storeIsDegraded = false
+        /// Where each operation in flight stands (one, and briefly an abandoned one).
+        var progress: [OperationID: Progress] = [:]
+        /// What happened since the actor last asked (``takeNotes()``).
+        var notes: [Note] = []
 
         private(set) var token: OAuth2Token?
         private(set) var version: UInt64 = 0
@@ -113,16 +141,22 @@ extension TokenBroker {
         ///   - leeway: How long before expiry a token is renewed.
         ///   - refreshLimit: The refresh-loop guard.
         ///   - backoff: How long to wait after failed renewals.
+        ///   - sharesStore: Whether other processes share the store.
+        ///   - leaseDuration: With a shared store, how long a renewal's lease holds.
         init(
             level: AuthorizationLevel,
             leeway: Duration,
             refreshLimit: RefreshLimit,
-            backoff: RenewalBackoff = RenewalBackoff()
+            backoff: RenewalBackoff = RenewalBackoff(),
+            sharesStore: Bool = false,
+            leaseDuration: Duration = .seconds(10)
         ) {
             self.level = level
             self.leeway = leeway
             self.refreshLimit = refreshLimit
             self.backoff = backoff
+            self.sharesStore = sharesStore
+            self.leaseDuration = leaseDuration
         }
 
         /// The token a caller may use without asking the actor, and until when: `nil` while
@@ -185,11 +219,11 @@ extension TokenBroker {
             return startRenewal(.rejected, now: now)
         }
 
-        /// The app asks for a grant; `nil` while another operation is in flight (wait for it
-        /// first, then ask again).
-        mutating func grantRequested() -> Operation? {
-            guard operation == nil else { return nil }
-            return makeOperation(.grant)
+        /// The app asks for a grant: it starts now, or after the operation in flight.
+        mutating func grantRequested() -> GrantAction {
+            if let operation { return .waitFor(operation.id) }
+            statistics.grants += 1
+            return .start(makeOperation(.grant))
         }
 
         /// The store was read.
@@ -284,8 +318,8 @@ extension TokenBroker {
         /// actor fails; the backoff and the loop guard start afresh. Returns that operation's id.
         mutating func wiped() -> OperationID? {
             let abandoned = operation?.id
-            operation = nil
-            loopRenewal = nil
+            if let abandoned { progress[abandoned]?.abandoned = true }
+            abandonOperation()
             token = nil
             obtainedAt = nil
             // A fresh start (logout, another user): nothing from before holds the level back.
@@ -306,7 +340,14 @@ extension TokenBroker {
             let operation = Operation(id: nextOperationID, kind: kind)
             nextOperationID += 1
             self.operation = operation
+            progress[operation.id] = Progress(kind: kind, current: token)
             return operation
+        }
+
+        /// Forgets the operation in flight (its waiters are answered by the actor).
+        mutating func abandonOperation() {
+            operation = nil
+            loopRenewal = nil
         }
 
         /// Starts a renewal unless the loop guard or the backoff forbids it.

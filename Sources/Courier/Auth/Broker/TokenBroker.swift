@@ -2,119 +2,6 @@ import Foundation
 import Logging
 import Synchronization
 
-/// A token with the version the broker gave it.
-///
-/// Report a rejection with the same value (``TokenBroker/tokenRejected(_:)``): the version
-/// lets the broker tell a rejection of the current token from a late one for a token it has
-/// already replaced.
-struct BrokeredToken: Sendable, Hashable, CustomStringConvertible {
-    /// The token.
-    let token: OAuth2Token
-    /// The broker's version of it; each new token gets a higher one.
-    let version: UInt64
-    /// The `Authorization` value, made once per token rather than once per request.
-    let authorizationValue: String
-
-    /// Creates a brokered token.
-    ///
-    /// - Parameters:
-    ///   - token: The token.
-    ///   - version: Its version.
-    init(token: OAuth2Token, version: UInt64) {
-        self.token = token
-        self.version = version
-        self.authorizationValue = token.authorizationValue
-    }
-
-    /// The version and the token's description (never the token itself).
-    var description: String { "v\(version) \(token)" }
-}
-
-/// The refresh-loop guard: how many renewals of a freshly rejected token a broker allows
-/// within a time window before it refuses with ``CourierError/Kind/excessiveRefresh``.
-///
-/// A resource server that rejects every token it is given would make a client renew forever.
-/// Only such renewals count: a token rejected within ``freshness`` of being obtained. Renewals
-/// for expiry or the leeway, of a stored token, or of a token that served for a while never
-/// count, however short-lived the tokens are.
-///
-/// When the guard trips, the level answers ``CourierError/Kind/excessiveRefresh`` for
-/// ``cooldown``, then renews again, counting afresh.
-struct RefreshLimit: Sendable, Hashable {
-    /// The most successful renewals of a freshly rejected token within ``window``.
-    var maximumRefreshes: Int
-    /// The sliding window.
-    var window: Duration
-
-    /// How long after a broker obtained a token a rejection of it counts toward the guard
-    /// (10 seconds): long enough for a request and its 401 on a slow network, short enough
-    /// that a token revoked after it served a while is not taken for a loop.
-    static let freshness: Duration = .seconds(10)
-
-    /// How long a tripped guard refuses renewals after a rejection (5 seconds): a level that
-    /// loops is stopped, never locked out for long.
-    static let cooldown: Duration = .seconds(5)
-
-    /// Creates a limit.
-    ///
-    /// - Parameters:
-    ///   - maximumRefreshes: The most renewals within the window (5 by default).
-    ///   - window: The window (30 seconds by default).
-    init(maximumRefreshes: Int = 5, window: Duration = .seconds(30)) {
-        self.maximumRefreshes = max(1, maximumRefreshes)
-        self.window = window
-    }
-}
-
-/// How long a broker waits after failed renewals before it tries again.
-///
-/// Exponential with jitter: after the n-th failure in a row the next renewal waits between half
-/// and all of `base × 2ⁿ⁻¹`, capped at ``maximum`` — 125–250 ms after the first failure, then
-/// 250–500 ms, 0.5–1 s, …, 15–30 s. A success resets it. A 429 or 503 with `Retry-After`
-/// makes the wait at least that long, capped at ``maximumRetryAfter``.
-struct RenewalBackoff: Sendable, Hashable {
-    /// The step after the first failure (250 ms).
-    var base: Duration
-    /// The longest step (30 seconds).
-    var maximum: Duration
-    /// The longest `Retry-After` honoured (60 seconds); a server asking for more gets this.
-    var maximumRetryAfter: Duration
-
-    /// Creates a backoff.
-    ///
-    /// - Parameters:
-    ///   - base: The step after the first failure.
-    ///   - maximum: The longest step.
-    ///   - maximumRetryAfter: The longest `Retry-After` honoured.
-    init(
-        base: Duration = .milliseconds(250),
-        maximum: Duration = .seconds(30),
-        maximumRetryAfter: Duration = .seconds(60)
-    ) {
-        self.base = base
-        self.maximum = maximum
-        self.maximumRetryAfter = maximumRetryAfter
-    }
-
-    /// The full step after `failures` failures in a row (no jitter): `base × 2ⁿ⁻¹`, capped.
-    func step(afterFailures failures: Int) -> Duration {
-        let doublings = min(max(failures, 1) - 1, 40)
-        let seconds = base.authTimeInterval * Double(1 << doublings)
-        return .seconds(min(seconds, maximum.authTimeInterval))
-    }
-
-    /// The wait after `failures` failures in a row.
-    ///
-    /// - Parameters:
-    ///   - failures: Failed renewals in a row, at least 1.
-    ///   - jitter: A random number in `0...1`: 0 waits half the step, 1 the whole step.
-    /// - Returns: The wait.
-    func delay(afterFailures failures: Int, jitter: Double) -> Duration {
-        let fraction = 0.5 + 0.5 * min(max(jitter, 0), 1)
-        return .seconds(step(afterFailures: failures).authTimeInterval * fraction)
-    }
-}
-
 /// Hands out a valid access token for one authorization level of one client, renewing it
 /// when needed — once, however many callers are waiting.
 ///
@@ -162,72 +49,11 @@ struct RenewalBackoff: Sendable, Hashable {
 ///   with compare-and-swap, while the other processes wait and take its token. A rejection or
 ///   an `invalid_grant` re-reads the entry before it renews or wipes, so a stale copy never
 ///   wipes a good entry. A failing store makes the broker renew on its own, with one warning
-///   per episode. See `TokenBroker+SharedStore.swift`.
+///   per episode. The state machine decides each step (`TokenBroker+Coordination.swift`).
 ///
 /// Reading a still-valid token takes a lock, not an actor hop, so the steady state costs
 /// little; only a renewal goes through the actor — with a shared store too.
 actor TokenBroker {
-    /// Renewal timing and limits.
-    struct Configuration: Sendable, Hashable {
-        /// How long before expiry a token is renewed (30 seconds by default). It is capped at
-        /// half the token's lifetime, so short-lived tokens are not renewed on every use.
-        var leeway: Duration
-        /// The refresh-loop guard.
-        var refreshLimit: RefreshLimit
-        /// How long to wait after failed renewals.
-        var backoff: RenewalBackoff
-        /// With a ``SharedTokenStore``: how long a renewal's lease holds (10 seconds by
-        /// default, longer than a token request takes). A holder that dies blocks the others
-        /// at most this long.
-        var leaseDuration: Duration
-        /// With a ``SharedTokenStore``: how long a renewal waits for another process's lease
-        /// before it renews on its own — one and a half lease durations, so that a lease whose
-        /// holder died times out, and a waiter takes it, within the wait.
-        var leaseWait: Duration { leaseDuration + leaseDuration / 2 }
-
-        /// Creates a configuration.
-        ///
-        /// - Parameters:
-        ///   - leeway: How long before expiry to renew.
-        ///   - refreshLimit: The refresh-loop guard.
-        ///   - backoff: How long to wait after failed renewals.
-        ///   - leaseDuration: How long a renewal's lease on a shared store holds.
-        init(
-            leeway: Duration = .seconds(30),
-            refreshLimit: RefreshLimit = RefreshLimit(),
-            backoff: RenewalBackoff = RenewalBackoff(),
-            leaseDuration: Duration = .seconds(10)
-        ) {
-            self.leeway = leeway
-            self.refreshLimit = refreshLimit
-            self.backoff = backoff
-            self.leaseDuration = leaseDuration
-        }
-    }
-
-    /// Counts for tests, the demo and metrics.
-    struct Statistics: Sendable, Hashable {
-        /// Renewals started (each one strategy call).
-        var renewals: Int = 0
-        /// Explicit grants started (sign-ins).
-        var grants: Int = 0
-        /// Store reads.
-        var loads: Int = 0
-        /// Renewals that failed (each one strategy call).
-        var failedRenewals: Int = 0
-        /// Failed renewals whose callers got the still-valid token instead (serve stale).
-        var staleServed: Int = 0
-        /// Tokens taken from a shared store that another process wrote, instead of renewing.
-        var adoptions: Int = 0
-        /// Renewals that waited for another process's lease.
-        var leaseWaits: Int = 0
-        /// Compare-and-swap writes to a shared store that lost to another process's write.
-        var conflicts: Int = 0
-        /// Renewals done without the shared store's coordination (it failed, or its lease
-        /// was not released within the wait).
-        var localRenewals: Int = 0
-    }
-
     /// The level this broker serves.
     nonisolated let level: AuthorizationLevel
     /// The token endpoint the strategy uses.
@@ -243,24 +69,17 @@ actor TokenBroker {
 
     private let strategy: any GrantStrategy
     /// The user's access token, for a level derived from the user (``GrantContext/userAccessToken()``).
-    private let userTokenSource: (@Sendable () async throws -> String)?
+    let userTokenSource: (@Sendable () async throws -> String)?
     let logger: Logger
     let now: @Sendable () -> Date
-    private var machine: StateMachine
+    var machine: StateMachine
     private var futures: [StateMachine.OperationID: SharedTokenFuture] = [:]
     private var lastWrite: Task<Void, Never>?
-    var counters = Statistics()
-    /// With a shared store: the version of the entry the current token came from or went to
-    /// (0 when unknown).
-    var sharedVersion: UInt64 = 0
-    /// With a shared store: whether it is failing (or its lease is stuck) at the moment; the
-    /// warning is logged once per such episode.
-    var storeIsDegraded = false
     private nonisolated let fastPath = LockedBox<(token: BrokeredToken, renewAt: Date)?>(nil)
     /// Operations (load, renewal, grant) whose task has not ended.
     private nonisolated let operationsInFlight = Atomic<Int>(0)
     /// Renewal metrics and spans, when the token endpoint's session has any.
-    private nonisolated let instruments: TokenInstruments?
+    nonisolated let instruments: TokenInstruments?
 
     /// Whether an operation (a load, a renewal, a grant) is in flight, read without the
     /// actor: the user registry never evicts a user whose broker is busy, since a broker made
@@ -329,7 +148,9 @@ actor TokenBroker {
             level: level,
             leeway: configuration.leeway,
             refreshLimit: configuration.refreshLimit,
-            backoff: configuration.backoff
+            backoff: configuration.backoff,
+            sharesStore: sharedStore != nil,
+            leaseDuration: configuration.leaseDuration
         )
     }
 
@@ -389,10 +210,10 @@ actor TokenBroker {
     func authorize(with grant: any GrantStrategy) async throws -> BrokeredToken {
         while true {
             try Task.checkCancellation()
-            if let operation = machine.grantRequested() {
+            switch machine.grantRequested() {
+            case .start(let operation):
                 syncFastPath()
-                counters.grants += 1
-                let (future, task) = launchTask(operation, current: machine.token, strategy: grant)
+                let (future, task) = launchTask(operation, strategy: grant)
                 // A sign-in belongs to its caller: cancelling the caller cancels the grant
                 // (the browser step, say), unlike a renewal that others may be waiting for.
                 return try await withTaskCancellationHandler {
@@ -400,12 +221,13 @@ actor TokenBroker {
                 } onCancel: {
                     task.cancel()
                 }
-            }
-            // Another operation is in flight: let it finish, then check the state again.
-            if let id = machine.operation?.id, let future = futures[id] {
-                _ = try? await future.value()
-            } else {
-                await Task.yield()
+            case .waitFor(let id):
+                // Join the operation in flight (its outcome is not this grant's), then ask again.
+                do {
+                    _ = try await futures[id]?.value()
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch {}
             }
         }
     }
@@ -454,7 +276,7 @@ actor TokenBroker {
     }
 
     /// Counts of renewals, grants and store reads so far.
-    var statistics: Statistics { counters }
+    var statistics: Statistics { machine.statistics }
 
     // MARK: Operations
 
@@ -484,25 +306,14 @@ actor TokenBroker {
                 return try await slowToken()
             }
             return try await future.value()
-        case .start(let operation, let current):
-            return try await launch(operation, current: current, strategy: strategy).value()
+        case .start(let operation, _):
+            return try await launchTask(operation, strategy: strategy).future.value()
         }
     }
 
     /// Starts an operation in a task of its own, so that no caller's cancellation stops it.
-    private func launch(
-        _ operation: StateMachine.Operation,
-        current: OAuth2Token?,
-        strategy: any GrantStrategy
-    )
-        -> SharedTokenFuture
-    {
-        launchTask(operation, current: current, strategy: strategy).future
-    }
-
     private func launchTask(
         _ operation: StateMachine.Operation,
-        current: OAuth2Token?,
         strategy: any GrantStrategy
     )
         -> (future: SharedTokenFuture, task: Task<Void, Never>)
@@ -511,7 +322,7 @@ actor TokenBroker {
         futures[operation.id] = future
         operationsInFlight.add(1, ordering: .relaxed)
         let task = Task {
-            let result = await self.run(operation, current: current, strategy: strategy)
+            let result = await self.run(operation.id, strategy: strategy)
             // Done before the waiters resume: the result is in the store by now.
             self.operationsInFlight.subtract(1, ordering: .releasing)
             self.finish(operation.id, future: future, result: result)
@@ -530,211 +341,10 @@ actor TokenBroker {
         future.complete(result)
     }
 
-    /// Runs one operation to its end. Every `await` is followed by a fresh look at the
-    /// state machine, which may have moved on (logout) meanwhile.
-    ///
-    /// With a ``SharedTokenStore``, a renewal is coordinated with the other processes
-    /// (``coordinateRenewal(current:reason:)``): it may adopt a token another process wrote
-    /// instead of asking the server, and its result is written with compare-and-swap.
-    private func run(
-        _ operation: StateMachine.Operation,
-        current: OAuth2Token?,
-        strategy: any GrantStrategy
-    ) async
-        -> Result<BrokeredToken, any Error>
-    {
-        var current = current
-        var reason: GrantContext.Reason
-        switch operation.kind {
-        case .grant:
-            reason = .requested
-        case .renew(let why):
-            reason = why
-        case .load:
-            counters.loads += 1
-            let loaded = await load()
-            let action = machine.loadCompleted(operation.id, result: loaded.result, now: now())
-            syncFastPath()
-            switch action {
-            case .resolve(let token):
-                sharedVersion = loaded.version
-                return .success(token)
-            case .fail(let error):
-                return .failure(error)
-            case .discard:
-                return .failure(abandonedError())
-            case .renew(let stored, let why):
-                sharedVersion = loaded.version
-                current = stored
-                reason = why
-            }
-        }
-
-        var renewal = SharedRenewal()
-        let obtained: Result<OAuth2Token, any Error>
-        if reason != .requested, sharedStore != nil {
-            renewal = await coordinateRenewal(current: current, reason: reason)
-            if let stored = renewal.renewWith { current = stored }
-        }
-        if let adopted = renewal.adopted {
-            obtained = .success(adopted)
-        } else {
-            if reason != .requested {
-                counters.renewals += 1
-                instruments?.recordRenewal()
-            }
-            let context = GrantContext(
-                level: level,
-                current: current,
-                reason: reason,
-                endpoint: endpoint,
-                logger: logger,
-                userTokenSource: userTokenSource
-            )
-            do {
-                let token =
-                    if let instruments {
-                        try await instruments.span(reason: reason) { try await strategy.obtainToken(context) }
-                    } else {
-                        try await strategy.obtainToken(context)
-                    }
-                obtained = await writeShared(
-                    .success(token),
-                    renewal: &renewal,
-                    replacing: current,
-                    isCurrent: machine.operation?.id == operation.id
-                )
-            } catch {
-                obtained = await writeShared(
-                    .failure(error),
-                    renewal: &renewal,
-                    replacing: current,
-                    isCurrent: machine.operation?.id == operation.id
-                )
-            }
-        }
-        await releaseLease(of: &renewal)
-
-        let action = machine.operationCompleted(
-            operation.id,
-            result: obtained,
-            now: now(),
-            jitter: Double.random(in: 0...1)
-        )
-        syncFastPath()
-        switch action {
-        case .publish(let token):
-            if renewal.adopted != nil {
-                logger.debug(
-                    "\(level) token taken from the shared store (\(reason.rawValue)): version \(token.version)",
-                    metadata: [TokenBroker.eventMetadataKey: "adopted"]
-                )
-            } else {
-                logger.debug(
-                    "\(level) token renewed (\(reason.rawValue)): version \(token.version)",
-                    metadata: [TokenBroker.eventMetadataKey: "renewed"]
-                )
-            }
-            if renewal.stored {
-                if let version = renewal.writtenVersion { sharedVersion = version }
-            } else if let error = await persistPublished(token.token) {
-                // The server has already rotated the refresh token: keep the new one in memory
-                // rather than lose the session; the store catches up on the next write.
-                logger.error("the \(level) token could not be stored: \(error)")
-            }
-            return .success(token)
-        case .serveStale(let token, let error, let retryIn):
-            counters.failedRenewals += 1
-            instruments?.recordFailure()
-            counters.staleServed += 1
-            let wait = StateMachine.describe(retryIn.authTimeInterval)
-            logger.warning(
-                "the \(level) token could not be renewed (\(error.kind)); it stays in use until it expires, next attempt in \(wait)"
-            )
-            return .success(token)
-        case .fail(let error, let wipe):
-            if reason != .requested {
-                counters.failedRenewals += 1
-                instruments?.recordFailure()
-            }
-            logger.debug("\(level) token renewal failed: \(error.kind)")
-            if wipe {
-                if sharedStore != nil {
-                    await wipeShared(renewal: renewal)
-                } else if let storeError = await persist(nil) {
-                    logger.error("the \(level) token could not be removed from the store: \(storeError)")
-                }
-            }
-            if case .failure(let cause) = obtained, cause is CancellationError { return .failure(cause) }
-            return .failure(error)
-        case .discard:
-            // A token adopted from the shared store is the other processes' too: never revoke it.
-            if case .success(let orphan) = obtained, renewal.adopted == nil { await revokeAbandoned(orphan) }
-            return .failure(abandonedError())
-        }
-    }
-
-    /// Reads the level's token from the store, with its shared version when the store is
-    /// shared. A shared store that fails is not fatal: the level starts without a token and
-    /// renews on its own (with a warning), as the other processes would.
-    private func load() async -> (result: Result<OAuth2Token?, any Error>, version: UInt64) {
-        guard let sharedStore else {
-            do {
-                return (.success(try await store.token(for: storeKey)), 0)
-            } catch {
-                return (.failure(error), 0)
-            }
-        }
-        do {
-            let entry = try await sharedStore.entry(for: storeKey)
-            sharedStoreRecovered()
-            return (.success(entry.token), entry.version)
-        } catch let error as CourierError where Self.isDamage(error) {
-            // A damaged store is an error, never papered over with a new token.
-            return (.failure(error), 0)
-        } catch {
-            sharedStoreDegraded(because: "the shared token store could not be read (\(error))")
-            return (.success(nil), 0)
-        }
-    }
-
-    /// Whether `error` says the store is damaged or unreadable with this key, rather than
-    /// out of reach.
-    static func isDamage(_ error: CourierError) -> Bool {
-        switch error.kind {
-        case .tokenStoreTampered, .tokenStoreTruncated, .tokenStoreWrongKey, .tokenStoreUnsupportedFormat,
-            .tokenStoreKeyUnavailable:
-            true
-        default: false
-        }
-    }
-
-    /// Stores a token the machine published: with a shared store, as the entry's next
-    /// version (a sign-in replaces whatever the entry held); otherwise a plain write.
-    private func persistPublished(_ token: OAuth2Token) async -> (any Error)? {
-        guard let sharedStore else { return await persist(token) }
-        do {
-            for _ in 0..<3 {
-                let entry = try await sharedStore.entry(for: storeKey)
-                if let written = try await sharedStore.setToken(token, for: storeKey, ifVersion: entry.version) {
-                    sharedVersion = written.version
-                    return nil
-                }
-            }
-            return CourierError(
-                kind: .tokenStoreFailed,
-                message: "the shared \(level) entry kept changing while the token was written",
-                level: level
-            )
-        } catch {
-            return error
-        }
-    }
-
     /// Revokes (RFC 7009) a token that an operation obtained after logout abandoned it:
     /// nobody will use it, and it must not stay valid at the server. Without a revocation
     /// endpoint, or when the server refuses, the failure is logged (never the token).
-    private func revokeAbandoned(_ token: OAuth2Token) async {
+    func revokeAbandoned(_ token: OAuth2Token) async {
         guard endpoint.server.revocationEndpoint != nil else {
             logger.warning("a \(level) token arrived after logout; the server has no revocation endpoint")
             return
@@ -771,12 +381,12 @@ actor TokenBroker {
         return outcome.withLock { $0 }
     }
 
-    private func syncFastPath() {
+    func syncFastPath() {
         let entry = machine.fastPathToken
         fastPath.withLock { $0 = entry }
     }
 
-    private func abandonedError() -> CourierError {
+    func abandonedError() -> CourierError {
         CourierError(
             kind: .userNotAuthenticated,
             message: "the \(level) tokens were wiped during the renewal",
