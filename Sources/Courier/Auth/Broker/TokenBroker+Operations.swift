@@ -85,7 +85,9 @@ extension TokenBroker {
         let result: Result<OAuth2Token, any Error>
         do {
             if let instruments {
-                result = .success(try await instruments.span(reason: reason) { try await strategy.obtainToken(context) })
+                result = .success(
+                    try await instruments.span(reason: reason) { try await strategy.obtainToken(context) }
+                )
             } else {
                 result = .success(try await strategy.obtainToken(context))
             }
