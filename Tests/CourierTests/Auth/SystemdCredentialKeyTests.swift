@@ -126,7 +126,10 @@ struct SystemdCredentialKeyTests {
             issuedAt: Date(timeIntervalSince1970: 1_800_000_000),
             expiresAt: Date(timeIntervalSince1970: 1_800_000_600)
         )
-        try await EncryptedFileTokenStore(path: path, keyProvider: provider("tokens-2026-11")).setToken(token, for: userKey)
+        try await EncryptedFileTokenStore(path: path, keyProvider: provider("tokens-2026-11")).setToken(
+            token,
+            for: userKey
+        )
 
         let rotating = EncryptedFileTokenStore(
             path: path,

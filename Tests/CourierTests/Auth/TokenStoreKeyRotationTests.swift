@@ -154,6 +154,16 @@ struct TokenStoreKeyRotationTests {
         #expect(accepted.asked.withLock { $0 } == 1)
     }
 
+    @Test func concurrentFirstCallsAllOpenTheFileUnderTheAcceptedKey() async throws {
+        try await store(.key(old)).setToken(token("u"), for: userKey)
+        let rotating = store(.key(new).accepting(.key(old)))
+        let reads = try await withThrowingTaskGroup(of: OAuth2Token?.self) { group in
+            for _ in 0..<16 { group.addTask { try await rotating.token(for: self.userKey) } }
+            return try await group.reduce(into: [OAuth2Token?]()) { $0.append($1) }
+        }
+        #expect(reads == Array(repeating: token("u"), count: 16))
+    }
+
     @Test func acceptedKeysChainAndAnAcceptedKeyOfTheWrongSizeIsNotHeld() async throws {
         let oldest = SymmetricKey(size: .bits256)
         try await store(.key(oldest)).setToken(token("u"), for: userKey)
