@@ -20,6 +20,10 @@ public import PostgresNIO
 ///   ``/Courier/TokenStoreKeyProvider``, as ``/Courier/EncryptedFileTokenStore`` seals its file;
 ///   the row's key is authenticated with the token, so a sealed token copied into another row
 ///   does not open.
+/// - **Key changes.** With a provider that accepts other keys
+///   (``/Courier/TokenStoreKeyProvider/accepting(_:)``), a row sealed under one of them opens,
+///   and is sealed under the provider's own key when it is next written; ``resealEntries()``
+///   re-seals the rows nobody writes.
 /// - **Bounded calls.** Every call ends within ``Configuration/operationTimeout`` (plus, when no
 ///   connection could be had, ``Configuration/connectTimeout`` to learn why); an unreachable
 ///   database is a ``/Courier/CourierError`` (``/Courier/CourierError/Kind/couldNotConnect``,
@@ -58,7 +62,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     /// Whether the store runs `client` itself (in ``run()``), or the caller does.
     let ownsClient: Bool
     let lifecycle = StoreLifecycle()
-    private let sealer: TokenSealer
+    let sealer: TokenSealer
     private let operationTimeout: Duration
     /// A connection like the pool's, opened to learn why the pool has none; `nil` for a
     /// client the caller runs.
@@ -353,7 +357,7 @@ public final class PostgresTokenStore: SharedTokenStore {
     /// Runs `body` after the schema is in place, within ``Configuration/operationTimeout``,
     /// with every error as a ``/Courier/CourierError``.
     @discardableResult
-    private func bounded<Result: Sendable>(
+    func bounded<Result: Sendable>(
         _ operation: String,
         _ body: @escaping @Sendable () async throws -> Result
     ) async throws -> Result {

@@ -19,6 +19,14 @@ struct RowKey: Sendable {
         user = key.user ?? ""
     }
 
+    /// The key of a row, from its columns.
+    init(clientID: String, level: String, hasUser: Bool, user: String) {
+        self.clientID = clientID
+        self.level = level
+        self.hasUser = hasUser
+        self.user = user
+    }
+
     /// Authenticated with the sealed token: the token opens only in the row it was written
     /// to. Each field is length-prefixed, so no two keys give the same bytes.
     var sealingContext: Data {

@@ -46,7 +46,7 @@ func sample_SharingTokensThroughPostgreSQL_1() async throws {
 
 // Documentation.docc/Articles/SharingTokensThroughPostgreSQL.md, sample 2
 func sample_SharingTokensThroughPostgreSQL_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/SharingTokensThroughPostgreSQL.md", line: 96)
+#sourceLocation(file: "Documentation.docc/Articles/SharingTokensThroughPostgreSQL.md", line: 102)
 
 
 

@@ -329,7 +329,7 @@ func sample_Authentication_10() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 11
 func sample_Authentication_11() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 412)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 414)
     let store = EncryptedFileTokenStore(
         path: "/var/lib/my-app/tokens.store",
         keyProvider: TokenStoreKeyProvider { try await loadTokenStoreKey() }   // your secret manager
@@ -341,7 +341,40 @@ func sample_Authentication_11() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 12
 func sample_Authentication_12() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 430)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 443)
+    let store = EncryptedFileTokenStore(
+        path: "/var/lib/my-service/tokens.store",
+        keyProvider: .systemdCredential("tokens-2026-12")
+    )
+    print(store.path)
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/Authentication.md, sample 13
+func sample_Authentication_13() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 477)
+    let store = EncryptedFileTokenStore(
+        path: "/var/lib/my-service/tokens.store",
+        keyProvider: .systemdCredential("tokens-2026-11").accepting(.systemdCredential("tokens-2026-12"))
+    )
+    print(store.path)
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/Authentication.md, sample 14
+func sample_Authentication_14() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 489)
+    let store = EncryptedFileTokenStore(
+        path: "/var/lib/my-service/tokens.store",
+        keyProvider: .systemdCredential("tokens-2026-12").accepting(.systemdCredential("tokens-2026-11"))
+    )
+    print(store.path)
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/Authentication.md, sample 15
+func sample_Authentication_15() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 521)
     let report = await access.userClient.logout()
     if !report.isComplete {
         logger.warning("logout: \(report.revokedTokens) revoked, failures: \(report.failures.map(\.kind))")

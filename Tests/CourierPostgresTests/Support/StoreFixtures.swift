@@ -41,9 +41,19 @@ enum StoreFixtures {
         key: SymmetricKey,
         _ body: (PostgresTokenStore) async throws -> Result
     ) async throws -> Result {
+        try await withStore(servers, table: table, keyProvider: .key(key), body)
+    }
+
+    /// A store whose key comes from `keyProvider`, running for the time of `body`.
+    static func withStore<Result>(
+        _ servers: PostgresServers,
+        table: String,
+        keyProvider: TokenStoreKeyProvider,
+        _ body: (PostgresTokenStore) async throws -> Result
+    ) async throws -> Result {
         let store = try PostgresTokenStore(
             configuration: configuration(servers, table: table),
-            keyProvider: .key(key),
+            keyProvider: keyProvider,
             logger: Logger(label: "courier.postgres.tests")
         )
         return try await running([store]) { try await body(store) }

@@ -21,6 +21,10 @@ import Darwin
 ///   A crash leaves the old store or the new one.
 /// - **No interleaving.** Each read-modify-write holds a lock per path that all stores of
 ///   the process share, and an advisory `flock` on `<path>.lock` against other processes.
+/// - **Key changes.** A provider that accepts other keys
+///   (``TokenStoreKeyProvider/accepting(_:)``) opens a file sealed under one of them, and the
+///   next write — of any entry — seals the whole file under the provider's own key again;
+///   ``resealEntries()`` does that at once.
 /// - **Shared by the processes of one host.** Every entry has a version, and a
 ///   compare-and-swap write checks it under that lock; a lease is a `flock` on a file of its
 ///   own, so the processes of a service renew each token once between them (see
@@ -106,6 +110,28 @@ public final class EncryptedFileTokenStore: SharedTokenStore {
                 document.set(nil, for: key)
             }
             try writeDocument(document, symmetricKey)
+        }
+    }
+
+    /// Seals the file again under the provider's own key when it was sealed under an
+    /// accepted one (``TokenStoreKeyProvider/accepting(_:)``), so that the old key can be
+    /// dropped; entries and their versions do not change.
+    ///
+    /// Any write does the same, since the file is sealed whole; this is for finishing a change
+    /// of key without waiting for one.
+    ///
+    /// - Returns: How many entries were sealed again: all of them, or 0 when the file was
+    ///   already under the key (or does not exist).
+    /// - Throws: ``CourierError`` when the file is damaged, sealed under a key the provider does
+    ///   not hold, or cannot be written.
+    @discardableResult
+    public func resealEntries() async throws -> Int {
+        let symmetricKey = try await encryptionKey()
+        return try PathLock.withLock(path) {
+            guard let data = try readFile(), !sealer.isSealed(data, under: symmetricKey) else { return 0 }
+            let document = try decodeDocument(data, symmetricKey)
+            try writeDocument(document, symmetricKey)
+            return document.entries.count
         }
     }
 
@@ -219,6 +245,11 @@ public final class EncryptedFileTokenStore: SharedTokenStore {
     /// Reads and decrypts the file; an absent file is an empty document.
     private func readDocument(_ key: SymmetricKey) throws -> Document {
         guard let data = try readFile() else { return Document() }
+        return try decodeDocument(data, key)
+    }
+
+    /// Opens and decodes the file's bytes.
+    private func decodeDocument(_ data: Data, _ key: SymmetricKey) throws -> Document {
         let plaintext = try sealer.open(data, key: key)
         let document: Document
         do {

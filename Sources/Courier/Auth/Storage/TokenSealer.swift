@@ -11,7 +11,12 @@ package import Foundation
 /// 17 bytes are authenticated together with the caller's `context`: a value sealed under
 /// one context (a database row's key, say) fails to open under another.
 ///
-/// The key is asked of the provider once and kept in memory.
+/// The key is asked of the provider once and kept in memory, and so are the keys the provider
+/// accepts (``TokenStoreKeyProvider/accepting(_:)``): ``open(_:key:context:)`` opens a value
+/// whose key id is that of an accepted key with that key, and ``seal(_:key:context:)`` always
+/// seals with the current one, so a store re-seals what it writes under the current key. A
+/// store that writes one entry at a time can find the entries still sealed under another key
+/// with ``isSealed(_:under:)`` and write them again to finish a change of key.
 package struct TokenSealer: Sendable {
     static let magic: [UInt8] = Array("CTKS".utf8)
     static let version: UInt8 = 1
@@ -21,6 +26,7 @@ package struct TokenSealer: Sendable {
 
     private let keyProvider: TokenStoreKeyProvider
     private let cachedKey = LockedBox<SymmetricKey?>(nil)
+    private let acceptedKeys: AcceptedTokenStoreKeys
     /// Where the sealed data lives (a file path), for errors.
     private let location: String?
 
@@ -31,14 +37,37 @@ package struct TokenSealer: Sendable {
     ///   - location: The store's file, named in errors; `nil` for stores that are not files.
     package init(keyProvider: TokenStoreKeyProvider, location: String? = nil) {
         self.keyProvider = keyProvider
+        self.acceptedKeys = AcceptedTokenStoreKeys(keyProvider.acceptedProviders)
         self.location = location
     }
 
-    /// The key, asked of the provider on first use.
+    /// The key, asked of the provider on first use; the provider's accepted keys are asked
+    /// for with it (their failures are kept for ``open(_:key:context:)`` to report, not thrown).
     ///
     /// - Throws: ``CourierError/Kind/tokenStoreKeyUnavailable`` when the provider fails or
     ///   gives a key that is not 256 bits.
     package func key() async throws -> SymmetricKey {
+        let key = try await currentKey()
+        await acceptedKeys.load()
+        return key
+    }
+
+    /// Whether `data` was sealed under `key`, judged by the key id in its header; `false`
+    /// for data that is not a sealed value. A store uses it to find the entries that a change
+    /// of key has yet to reach, and writes those again.
+    ///
+    /// - Parameters:
+    ///   - data: A sealed value.
+    ///   - key: The key from ``key()``.
+    /// - Returns: Whether its header names `key`.
+    package func isSealed(_ data: Data, under key: SymmetricKey) -> Bool {
+        let bytes = [UInt8](data.prefix(Self.headerSize))
+        return bytes.count == Self.headerSize && Array(bytes[0..<4]) == Self.magic && bytes[4] == Self.version
+            && Array(bytes[5..<13]) == Self.keyID(key)
+    }
+
+    /// The provider's own key, asked for once.
+    private func currentKey() async throws -> SymmetricKey {
         if let key = cachedKey.withLock({ $0 }) { return key }
         let key: SymmetricKey
         do {
@@ -101,11 +130,13 @@ package struct TokenSealer: Sendable {
     ///
     /// - Parameters:
     ///   - data: The sealed bytes.
-    ///   - key: The key from ``key()``.
+    ///   - key: The key from ``key()``. A value sealed under one of the provider's accepted
+    ///     keys opens with that key.
     ///   - context: The context it was sealed with.
     /// - Returns: The plaintext.
     /// - Throws: ``CourierError/Kind/tokenStoreTruncated``, ``CourierError/Kind/tokenStoreTampered``
-    ///   (changed, or sealed under another context), ``CourierError/Kind/tokenStoreWrongKey`` or
+    ///   (changed, or sealed under another context), ``CourierError/Kind/tokenStoreWrongKey``
+    ///   (sealed under neither `key` nor an accepted key) or
     ///   ``CourierError/Kind/tokenStoreUnsupportedFormat``; never a garbage plaintext.
     package func open(_ data: Data, key: SymmetricKey, context: Data = Data()) throws -> Data {
         let bytes = [UInt8](data)
@@ -155,12 +186,14 @@ package struct TokenSealer: Sendable {
                 path: location
             )
         }
-        guard Array(bytes[5..<13]) == Self.keyID(key) else {
-            throw CourierError(
-                kind: .tokenStoreWrongKey,
-                message: "the store was written with another key",
-                path: location
-            )
+        let keyID = Array(bytes[5..<13])
+        let openingKey: SymmetricKey
+        if keyID == Self.keyID(key) {
+            openingKey = key
+        } else if let accepted = acceptedKeys.key(withID: keyID) {
+            openingKey = accepted
+        } else {
+            throw wrongKey()
         }
         do {
             let nonceStart = headerSize
@@ -171,7 +204,7 @@ package struct TokenSealer: Sendable {
                 ciphertext: Data(bytes[cipherStart..<tagStart]),
                 tag: Data(bytes[tagStart..<expected])
             )
-            return try AES.GCM.open(box, using: key, authenticating: Data(bytes[0..<headerSize]) + context)
+            return try AES.GCM.open(box, using: openingKey, authenticating: Data(bytes[0..<headerSize]) + context)
         } catch {
             throw CourierError(
                 kind: .tokenStoreTampered,
@@ -181,6 +214,18 @@ package struct TokenSealer: Sendable {
         }
     }
 
+    /// The error for a value sealed under a key the sealer does not hold, naming the accepted
+    /// keys that could not be loaded (which are then asked for again on the next ``key()``).
+    private func wrongKey() -> CourierError {
+        let failures = acceptedKeys.failuresToRetry()
+        var message = "the store was written with another key"
+        if !failures.isEmpty {
+            message += "; \(failures.count) accepted key(s) could not be loaded: " + failures.joined(separator: "; ")
+        }
+        return CourierError(kind: .tokenStoreWrongKey, message: message, path: location)
+    }
+
+    /// The 8 bytes that name `key` in a sealed value's header.
     static func keyID(_ key: SymmetricKey) -> [UInt8] {
         Array(HMAC<SHA256>.authenticationCode(for: Data("courier token store key id v1".utf8), using: key).prefix(8))
     }

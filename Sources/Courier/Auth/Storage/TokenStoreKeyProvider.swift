@@ -7,12 +7,13 @@ import Glibc
 import Darwin
 #endif
 
-/// Supplies the 256-bit key an ``EncryptedFileTokenStore`` encrypts with.
+/// Supplies the 256-bit key an ``EncryptedFileTokenStore`` encrypts with, and the keys it
+/// also opens tokens with while the key is being changed.
 ///
 /// The key is asked for once per store and kept in memory. Courier ships a key file
-/// (``keyFile(atPath:)``, the default), an environment variable (``environment(_:)``) and a
-/// fixed key (``key(_:)``). In production, give a closure over your secret manager or
-/// hardware key store:
+/// (``keyFile(atPath:)``, the default), a systemd credential (``systemdCredential(_:)``), an
+/// environment variable (``environment(_:)``) and a fixed key (``key(_:)``). In production,
+/// give a closure over your secret manager or hardware key store:
 ///
 /// ```swift
 /// let store = EncryptedFileTokenStore(
@@ -20,20 +21,75 @@ import Darwin
 ///     keyProvider: TokenStoreKeyProvider { try await secrets.symmetricKey(named: "token-store") }
 /// )
 /// ```
+///
+/// To change the key, name the keys a store should still open with ``accepting(_:)``:
+///
+/// ```swift
+/// let keys = TokenStoreKeyProvider.systemdCredential("tokens-2026-12")
+///     .accepting(.systemdCredential("tokens-2026-11"))
+/// ```
 public struct TokenStoreKeyProvider: Sendable {
     private let body: @Sendable () async throws -> SymmetricKey
+    /// The providers of the keys tokens are also opened with, each without accepted keys of
+    /// its own (``accepting(_:)`` flattens them).
+    let acceptedProviders: [TokenStoreKeyProvider]
 
     /// A provider that asks `body` for the key.
     ///
     /// - Parameter body: Returns a 256-bit key. A ``CourierError`` it throws is reported as it
     ///   is; any other error as ``CourierError/Kind/tokenStoreKeyUnavailable``.
-    public init(_ body: @escaping @Sendable () async throws -> SymmetricKey) { self.body = body }
+    public init(_ body: @escaping @Sendable () async throws -> SymmetricKey) {
+        self.body = body
+        self.acceptedProviders = []
+    }
+
+    /// A provider with `body` for the key and `acceptedProviders` for the others.
+    private init(
+        body: @escaping @Sendable () async throws -> SymmetricKey,
+        acceptedProviders: [TokenStoreKeyProvider]
+    ) {
+        self.body = body
+        self.acceptedProviders = acceptedProviders
+    }
 
     /// The key.
     ///
     /// - Returns: The key.
     /// - Throws: What the provider throws.
     public func key() async throws -> SymmetricKey { try await body() }
+
+    /// This provider's key, which seals everything written, with the keys of `others`
+    /// accepted too: a token sealed under one of them still opens, and is sealed again under
+    /// this provider's key when it is next written.
+    ///
+    /// This is how a key is changed without losing the tokens sealed under the old one. Make
+    /// the new key current and accept the old one:
+    ///
+    /// ```swift
+    /// let keys = TokenStoreKeyProvider.systemdCredential("tokens-2026-12")
+    ///     .accepting(.systemdCredential("tokens-2026-11"))
+    /// ```
+    ///
+    /// The accepted key may also be the *next* one: a fleet first gives every process the new
+    /// key as an accepted key, so that processes still sealing with the old key read what the
+    /// first process to seal with the new key writes (see
+    /// <doc:Authentication#Rotate-the-key>).
+    ///
+    /// A store asks for the accepted keys once, with its key, and keeps them in memory. An
+    /// accepted key that cannot be loaded does not stop the store: tokens sealed under its key
+    /// still open, and a token sealed under a key the store does not hold throws
+    /// ``CourierError/Kind/tokenStoreWrongKey`` (whose message says which accepted keys could
+    /// not be loaded; the store asks for those again after such a failure). A provider given
+    /// here brings the keys it accepts too.
+    ///
+    /// - Parameter others: The providers of the keys to accept.
+    /// - Returns: A provider with this provider's key and the accepted keys of both.
+    public func accepting(_ others: TokenStoreKeyProvider...) -> TokenStoreKeyProvider {
+        let added = others.flatMap { other in
+            [TokenStoreKeyProvider(body: other.body, acceptedProviders: [])] + other.acceptedProviders
+        }
+        return TokenStoreKeyProvider(body: body, acceptedProviders: acceptedProviders + added)
+    }
 
     /// A fixed key, for tests and for services that obtain the key themselves.
     ///
