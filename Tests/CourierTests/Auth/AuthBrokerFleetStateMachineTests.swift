@@ -84,14 +84,19 @@ import Testing
         guard case .start(let load, _) = machine.tokenRequested(now: start.addingTimeInterval(590)) else {
             throw Unexpected()
         }
-        #expect(name(machine.firstStep(of: load.id)) == "readStore")
+        #expect(name(machine.firstStep(of: load.id, at: at(590))) == "readStore")
         let step = machine.storeRead(load.id, result: entry(token("old"), version), at: at(590))
         #expect(name(step) == "readEntry")
         return load.id
     }
 
     /// From the first read of the entry to holding the lease and asking the server.
-    func takeLeaseAndObtain(_ machine: inout Machine, _ id: Machine.OperationID, stored: OAuth2Token, version: UInt64)
+    func takeLeaseAndObtain(
+        _ machine: inout Machine,
+        _ id: Machine.OperationID,
+        stored: OAuth2Token,
+        version: UInt64
+    )
         throws
     {
         #expect(name(machine.entryRead(id, result: entry(stored, version), at: at(590))) == "acquireLease")
@@ -152,7 +157,9 @@ import Testing
         let id = try loadDueToken(&machine)
         try takeLeaseAndObtain(&machine, id, stored: token("old"), version: 3)
         // The renewal outlived the lease: another process took it, renewed and wrote first.
-        #expect(name(machine.obtained(id, result: .success(token("mine", lifetime: 1200)), at: at(605))) == "write(mine, 3)")
+        #expect(
+            name(machine.obtained(id, result: .success(token("mine", lifetime: 1200)), at: at(605))) == "write(mine, 3)"
+        )
         #expect(name(machine.written(id, result: .success(nil), at: at(605))) == "readEntry")
         let winner = machine.entryRead(id, result: entry(token("winner", lifetime: 1200), 6), at: at(605))
         #expect(name(winner) == "releaseLease")
@@ -189,28 +196,34 @@ import Testing
 
     @Test func aLeaseHeldByALiveHolderPastTheWaitIsLeftAndTheLevelRenewsAlone() throws {
         var machine = machine()
-        let id = try loadDueToken(&machine)
-        #expect(name(machine.entryRead(id, result: entry(token("old", refresh: "r2"), 4), at: at(590))) == "acquireLease")
-        guard case .pause(let first) = machine.leaseAcquired(id, result: .success(nil), at: at(590)) else {
+        let id = try loadDueToken(&machine)  // the renewal begins at 590 s
+        let seen = token("seen", refresh: "r2")  // due too, with the newest refresh token
+        #expect(name(machine.entryRead(id, result: entry(seen, 4), at: at(595))) == "acquireLease")
+        guard case .pause(let first) = machine.leaseAcquired(id, result: .success(nil), at: at(595)) else {
             throw Unexpected()
         }
         #expect(first >= .milliseconds(50) && first <= .milliseconds(100))
         #expect(machine.statistics.leaseWaits == 1)
         #expect(name(machine.paused(id)) == "readEntry")
-        #expect(name(machine.entryRead(id, result: entry(token("old", refresh: "r2"), 4), at: at(600))) == "acquireLease")
+        #expect(name(machine.entryRead(id, result: entry(seen, 4), at: at(600))) == "acquireLease")
         #expect(name(machine.leaseAcquired(id, result: .success(nil), at: at(600))) == "pause")
         _ = machine.paused(id)
-        _ = machine.entryRead(id, result: entry(token("old", refresh: "r2"), 4), at: at(605.1))
-        // One and a half lease durations after the first refusal: renew alone, from the
-        // entry's token, still writing with compare-and-swap.
+        _ = machine.entryRead(id, result: entry(seen, 4), at: at(605.1))
+        // One and a half lease durations after the renewal began (not after the first
+        // refusal): renew alone, from the entry's token, still writing with compare-and-swap.
         let alone = machine.leaseAcquired(id, result: .success(nil), at: at(605.1))
-        #expect(name(alone) == "obtain(old, expired)")
+        #expect(name(alone) == "obtain(seen, expired)")
         #expect(machine.statistics.leaseWaits == 1)
         #expect(machine.statistics.localRenewals == 1)
         let notes = machine.takeNotes()
         #expect(notes.filter { if case .degraded = $0 { true } else { false } }.count == 1)
-        #expect(name(machine.obtained(id, result: .success(token("new", lifetime: 1200)), at: at(606))) == "write(new, 4)")
-        #expect(name(machine.written(id, result: .success(TokenStoreEntry(token: nil, version: 5)), at: at(606))) == "resolve(new)")
+        #expect(
+            name(machine.obtained(id, result: .success(token("new", lifetime: 1200)), at: at(606))) == "write(new, 4)"
+        )
+        #expect(
+            name(machine.written(id, result: .success(TokenStoreEntry(token: nil, version: 5)), at: at(606)))
+                == "resolve(new)"
+        )
     }
 
     @Test func aWaiterAdoptsWhatTheLeaseHolderWrites() throws {
@@ -219,7 +232,10 @@ import Testing
         _ = machine.entryRead(id, result: entry(token("old"), 3), at: at(590))
         #expect(name(machine.leaseAcquired(id, result: .success(nil), at: at(590))) == "pause")
         _ = machine.paused(id)
-        #expect(name(machine.entryRead(id, result: entry(token("holders", lifetime: 1200), 4), at: at(591))) == "resolve(holders)")
+        #expect(
+            name(machine.entryRead(id, result: entry(token("holders", lifetime: 1200), 4), at: at(591)))
+                == "resolve(holders)"
+        )
         #expect(machine.statistics.adoptions == 1)
         #expect(machine.statistics.renewals == 0)
     }
@@ -234,7 +250,7 @@ import Testing
         #expect(machine.statistics.localRenewals == 1)
         #expect(machine.storeIsDegraded)
         // The write fails too: still one warning for the episode.
-        _ = machine.obtained(id, result: .success(token("new", lifetime: 60)), at: at(591))
+        _ = machine.obtained(id, result: .success(token("new", lifetime: 650)), at: at(591))
         #expect(name(machine.written(id, result: .failure(Self.outage), at: at(591))) == "resolve(new)")
         let degraded = machine.takeNotes().filter { if case .degraded = $0 { true } else { false } }
         #expect(degraded.count == 1)
@@ -242,7 +258,7 @@ import Testing
         guard case .start(let next, _) = machine.tokenRequested(now: start.addingTimeInterval(625)) else {
             throw Unexpected()
         }
-        #expect(name(machine.firstStep(of: next.id)) == "readEntry")
+        #expect(name(machine.firstStep(of: next.id, at: at(625))) == "readEntry")
         _ = machine.entryRead(next.id, result: entry(token("old"), 3), at: at(625))
         _ = machine.leaseAcquired(next.id, result: .success(lease()), at: at(625))
         _ = machine.entryRead(next.id, result: entry(token("old"), 3), at: at(625))
@@ -316,7 +332,7 @@ import Testing
         // Nothing is written: the token goes back to the server.
         #expect(name(machine.obtained(id, result: .success(token("orphan")), at: at(591))) == "releaseLease")
         #expect(name(machine.leaseReleased(id, failed: false, at: at(591))) == "discard(orphan)")
-        #expect(machine.token == nil)
+        #expect(machine.progress.isEmpty)
     }
 
     @Test func logoutWhileWaitingForTheLeaseStopsWaiting() throws {
@@ -332,10 +348,10 @@ import Testing
     @Test func logoutDuringTheLoadDropsIt() throws {
         var machine = machine()
         guard case .start(let load, _) = machine.tokenRequested(now: start) else { throw Unexpected() }
-        _ = machine.firstStep(of: load.id)
+        _ = machine.firstStep(of: load.id, at: at(0))
         _ = machine.wiped()
         #expect(name(machine.storeRead(load.id, result: entry(token("stored"), 2), at: at(0))) == "discard(nil)")
-        #expect(machine.token == nil)
+        #expect(machine.statistics.renewals == 0)
     }
 
     @Test func aRefusedRenewalAfterLogoutReleasesTheLeaseAndRevokesNothing() throws {
@@ -344,7 +360,9 @@ import Testing
         try takeLeaseAndObtain(&machine, id, stored: token("old"), version: 3)
         _ = machine.obtained(id, result: .failure(Self.refused), at: at(591))
         _ = machine.wiped()
-        #expect(name(machine.entryRead(id, result: entry(token("theirs", refresh: "r9"), 7), at: at(591))) == "releaseLease")
+        #expect(
+            name(machine.entryRead(id, result: entry(token("theirs", refresh: "r9"), 7), at: at(591))) == "releaseLease"
+        )
         #expect(name(machine.leaseReleased(id, failed: false, at: at(591))) == "discard(nil)")
     }
 
@@ -353,7 +371,7 @@ import Testing
     @Test func aDamagedSharedStoreFailsTheLoadWithItsKind() throws {
         var machine = machine()
         guard case .start(let load, _) = machine.tokenRequested(now: start) else { throw Unexpected() }
-        _ = machine.firstStep(of: load.id)
+        _ = machine.firstStep(of: load.id, at: at(0))
         let damaged = CourierError(kind: .tokenStoreTampered, message: "flipped")
         #expect(name(machine.storeRead(load.id, result: .failure(damaged), at: at(0))) == "fail(tokenStoreTampered)")
         #expect(machine.operation == nil)
@@ -362,7 +380,7 @@ import Testing
     @Test func anUnreachableSharedStoreLoadsNothingAndRenewsAlone() throws {
         var machine = machine()
         guard case .start(let load, _) = machine.tokenRequested(now: start) else { throw Unexpected() }
-        _ = machine.firstStep(of: load.id)
+        _ = machine.firstStep(of: load.id, at: at(0))
         #expect(name(machine.storeRead(load.id, result: .failure(Self.outage), at: at(0))) == "readEntry")
         #expect(name(machine.entryRead(load.id, result: .failure(Self.outage), at: at(0))) == "obtain(nil, noToken)")
         #expect(machine.takeNotes().filter { if case .degraded = $0 { true } else { false } }.count == 1)
@@ -374,16 +392,19 @@ import Testing
     @Test func aSignInReplacesTheSharedEntryAndGivesUpAfterThreeLostWrites() throws {
         var machine = machine()
         guard case .start(let grant) = machine.grantRequested() else { throw Unexpected() }
-        #expect(name(machine.firstStep(of: grant.id)) == "obtain(nil, requested)")
+        #expect(name(machine.firstStep(of: grant.id, at: at(0))) == "obtain(nil, requested)")
         #expect(name(machine.obtained(grant.id, result: .success(token("signed-in")), at: at(0))) == "readEntry")
         for version: UInt64 in [2, 3, 4] {
-            #expect(name(machine.entryRead(grant.id, result: entry(token("other"), version), at: at(0))) == "write(signed-in, \(version))")
+            #expect(
+                name(machine.entryRead(grant.id, result: entry(token("other"), version), at: at(0)))
+                    == "write(signed-in, \(version))"
+            )
             let next = machine.written(grant.id, result: .success(nil), at: at(0))
             #expect(name(next) == (version < 4 ? "readEntry" : "resolve(signed-in)"))
         }
         // The token is in service even though the store could not take it.
         #expect(machine.token?.accessToken == "signed-in")
-        #expect(machine.takeNotes().contains { if case .writeFailed(false, _) = $0 { true } else { false } })
+        #expect(machine.takeNotes().contains { if case .writeFailed(false, true, _) = $0 { true } else { false } })
         #expect(machine.statistics.grants == 1)
         #expect(machine.statistics.renewals == 0)
     }
@@ -393,9 +414,11 @@ import Testing
     @Test func anEventOutOfOrderFailsTheOperationAndFreesTheLevel() throws {
         var machine = machine()
         guard case .start(let load, _) = machine.tokenRequested(now: start) else { throw Unexpected() }
-        _ = machine.firstStep(of: load.id)
+        _ = machine.firstStep(of: load.id, at: at(0))
         // A lease result while the store is being read: a defect, never a hang.
-        #expect(name(machine.leaseAcquired(load.id, result: .success(lease()), at: at(0))) == "fail(tokenRefreshFailed)")
+        #expect(
+            name(machine.leaseAcquired(load.id, result: .success(lease()), at: at(0))) == "fail(tokenRefreshFailed)"
+        )
         #expect(machine.operation == nil)
         guard case .start(let again, _) = machine.tokenRequested(now: start) else { throw Unexpected() }
         #expect(again.id != load.id)
@@ -404,10 +427,82 @@ import Testing
         #expect(machine.operation?.id == again.id)
     }
 
-    @Test func aWriteResultForAPlainReadIsRefused() throws {
+    @Test(arguments: ["write", "strategy", "pause"])
+    func aResultNobodyAskedForIsRefused(event: String) throws {
+        var machine = machine()
+        let id = try loadDueToken(&machine)  // the machine waits for an entry read
+        let step =
+            switch event {
+            case "write": machine.written(id, result: .success(nil), at: at(590))
+            case "strategy": machine.obtained(id, result: .success(token("late")), at: at(590))
+            default: machine.paused(id)
+            }
+        #expect(name(step) == "fail(tokenRefreshFailed)")
+        #expect(machine.operation == nil)
+    }
+
+    // MARK: Logout at the edges
+
+    @Test func logoutBeforeTheOperationsFirstStepAsksNobody() throws {
+        var machine = machine()
+        guard case .start(let load, _) = machine.tokenRequested(now: start) else { throw Unexpected() }
+        _ = machine.wiped()
+        #expect(name(machine.firstStep(of: load.id, at: at(0))) == "discard(nil)")
+        #expect(machine.statistics.loads == 0)
+    }
+
+    @Test func logoutDuringALostCompareAndSwapRevokesTheUnstoredToken() throws {
         var machine = machine()
         let id = try loadDueToken(&machine)
-        #expect(name(machine.written(id, result: .success(nil), at: at(590))) == "fail(tokenRefreshFailed)")
-        #expect(name(machine.obtained(id, result: .success(token("late")), at: at(590))) == "fail(tokenRefreshFailed)")
+        try takeLeaseAndObtain(&machine, id, stored: token("old"), version: 3)
+        #expect(name(machine.obtained(id, result: .success(token("mine")), at: at(591))) == "write(mine, 3)")
+        _ = machine.wiped()
+        // The write lost, so "mine" is nowhere but here: it goes back to the server.
+        #expect(name(machine.written(id, result: .success(nil), at: at(591))) == "releaseLease")
+        #expect(name(machine.leaseReleased(id, failed: false, at: at(591))) == "discard(mine)")
+        #expect(machine.statistics.adoptions == 0)
+    }
+
+    @Test func logoutWhileASignInIsWrittenKeepsTheRemoval() throws {
+        var machine = machine()
+        guard case .start(let grant) = machine.grantRequested() else { throw Unexpected() }
+        _ = machine.firstStep(of: grant.id, at: at(0))
+        #expect(name(machine.obtained(grant.id, result: .success(token("signed-in")), at: at(0))) == "readEntry")
+        _ = machine.wiped()
+        // The sign-in's waiters learn of the logout; its token is not written back.
+        #expect(name(machine.entryRead(grant.id, result: entry(nil, 9), at: at(0))) == "discard(signed-in)")
+        #expect(machine.token == nil)
+    }
+
+    // MARK: Sign-in writes
+
+    @Test func aSignInWrittenOnTheFirstTryTakesTheEntrysVersion() throws {
+        var machine = machine()
+        guard case .start(let grant) = machine.grantRequested() else { throw Unexpected() }
+        _ = machine.firstStep(of: grant.id, at: at(0))
+        _ = machine.obtained(grant.id, result: .success(token("signed-in")), at: at(0))
+        #expect(name(machine.entryRead(grant.id, result: entry(nil, 4), at: at(0))) == "write(signed-in, 4)")
+        let written = machine.written(grant.id, result: .success(TokenStoreEntry(token: nil, version: 5)), at: at(0))
+        #expect(name(written) == "resolve(signed-in)")
+        #expect(machine.sharedVersion == 5)
+        #expect(machine.takeNotes().allSatisfy { if case .writeFailed = $0 { false } else { true } })
+    }
+
+    @Test(arguments: ["read", "write"])
+    func aSignInTheStoreCannotTakeIsStillInService(failing: String) throws {
+        var machine = machine()
+        guard case .start(let grant) = machine.grantRequested() else { throw Unexpected() }
+        _ = machine.firstStep(of: grant.id, at: at(0))
+        _ = machine.obtained(grant.id, result: .success(token("signed-in")), at: at(0))
+        var step = machine.entryRead(
+            grant.id,
+            result: failing == "read" ? .failure(Self.outage) : entry(nil, 4),
+            at: at(0)
+        )
+        if failing == "write" { step = machine.written(grant.id, result: .failure(Self.outage), at: at(0)) }
+        #expect(name(step) == "resolve(signed-in)")
+        #expect(machine.takeNotes().contains { if case .writeFailed(false, true, _) = $0 { true } else { false } })
+        guard case .use(let used) = machine.tokenRequested(now: start) else { throw Unexpected() }
+        #expect(used.token.accessToken == "signed-in")
     }
 }

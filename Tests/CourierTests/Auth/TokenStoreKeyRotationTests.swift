@@ -157,8 +157,9 @@ struct TokenStoreKeyRotationTests {
     @Test func concurrentFirstCallsAllOpenTheFileUnderTheAcceptedKey() async throws {
         try await store(.key(old)).setToken(token("u"), for: userKey)
         let rotating = store(.key(new).accepting(.key(old)))
+        let key = userKey
         let reads = try await withThrowingTaskGroup(of: OAuth2Token?.self) { group in
-            for _ in 0..<16 { group.addTask { try await rotating.token(for: self.userKey) } }
+            for _ in 0..<16 { group.addTask { try await rotating.token(for: key) } }
             return try await group.reduce(into: [OAuth2Token?]()) { $0.append($1) }
         }
         #expect(reads == Array(repeating: token("u"), count: 16))

@@ -5,24 +5,29 @@ extension TokenBroker.StateMachine {
 
     /// The first step of an operation the actor launched (``TokenAction/start(_:current:)``,
     /// ``GrantAction/start(_:)``).
-    mutating func firstStep(of id: OperationID) -> Step {
+    mutating func firstStep(of id: OperationID, at moment: Moment) -> Step {
         guard let progress = progress[id], progress.phase == .loading || progress.phase == .obtaining else {
             return outOfOrder(id, "the start of an operation")
         }
+        // Logout came before the operation's task first ran.
+        if progress.abandoned { return cleanUp(id) }
         switch progress.kind {
         case .load:
             statistics.loads += 1
             return .readStore
-        case .renew: return beginRenewal(id)
+        case .renew: return beginRenewal(id, at: moment)
         case .grant: return obtain(id)
         }
     }
 
-    /// A renewal with a shared store reads the entry first; any other runs the strategy.
-    private mutating func beginRenewal(_ id: OperationID) -> Step {
-        guard sharesStore, progress[id]?.reason != .requested else { return obtain(id) }
-        progress[id]?.coordinated = true
-        progress[id]?.phase = .readingBeforeLease
+    /// A renewal with a shared store reads the entry first; any other runs the strategy. The
+    /// wait for another process's lease is measured from here.
+    private mutating func beginRenewal(_ id: OperationID, at moment: Moment) -> Step {
+        guard sharesStore, var progress = progress[id], progress.reason != .requested else { return obtain(id) }
+        progress.coordinated = true
+        progress.waitDeadline = moment.instant + leaseWait
+        progress.phase = .readingBeforeLease
+        self.progress[id] = progress
         return .readEntry
     }
 
@@ -72,7 +77,7 @@ extension TokenBroker.StateMachine {
             progress.current = stored
             progress.reason = reason
             self.progress[id] = progress
-            return beginRenewal(id)
+            return beginRenewal(id, at: moment)
         }
     }
 
@@ -132,7 +137,7 @@ extension TokenBroker.StateMachine {
             self.progress[id] = progress
             return .write(published.token, ifVersion: entry.version)
         case (.readingBeforePublish, .failure(let error)):
-            notes.append(.writeFailed(removal: false, error: "\(error)"))
+            notes.append(.writeFailed(removal: false, shared: true, error: "\(error)"))
             return finishPending(id)
         default:
             return outOfOrder(id, "an entry read")
@@ -160,12 +165,11 @@ extension TokenBroker.StateMachine {
             return .readEntry
         case .success(nil):
             if progress.abandoned { return cleanUp(id) }
-            let deadline = progress.waitDeadline ?? moment.instant + leaseWait
-            if progress.waitDeadline == nil {
+            if !progress.waited {
+                progress.waited = true
                 statistics.leaseWaits += 1
-                progress.waitDeadline = deadline
             }
-            guard moment.instant < deadline else {
+            guard moment.instant < progress.waitDeadline ?? moment.instant + leaseWait else {
                 degrade("another process held the lease on the \(level) token for longer than \(leaseWait)")
                 statistics.localRenewals += 1
                 if let seen = progress.lastSeen { progress.current = seen }
@@ -218,6 +222,7 @@ extension TokenBroker.StateMachine {
     /// compare-and-swap lost (or for a plain write), or the store's error.
     mutating func written(_ id: OperationID, result: Result<TokenStoreEntry?, any Error>, at moment: Moment) -> Step {
         guard var progress = progress[id] else { return outOfOrder(id, "a write") }
+        if progress.abandoned { return cleanUp(id) }
         switch (progress.phase, result) {
         case (.swappingRenewal, .success(let written?)):
             progress.writtenVersion = written.version
@@ -235,8 +240,12 @@ extension TokenBroker.StateMachine {
         case (.swappingPublish, .success(nil)):
             progress.publishConflicts += 1
             guard progress.publishConflicts < 3 else {
-                let error = "the shared \(level) entry kept changing while the token was written"
-                notes.append(.writeFailed(removal: false, error: error))
+                let error = CourierError(
+                    kind: .tokenStoreFailed,
+                    message: "the shared \(level) entry kept changing while the token was written",
+                    level: level
+                )
+                notes.append(.writeFailed(removal: false, shared: true, error: "\(error)"))
                 return finishPending(id)
             }
             progress.phase = .readingBeforePublish
@@ -245,14 +254,17 @@ extension TokenBroker.StateMachine {
         case (.swappingWipe, .success(nil)):
             notes.append(.wipeSkipped)
             return finishPending(id)
-        case (.swappingPublish, .failure(let error)), (.swappingWipe, .failure(let error)):
-            notes.append(.writeFailed(removal: progress.phase == .swappingWipe, error: Self.describe(error)))
+        case (.swappingPublish, .failure(let error)):
+            notes.append(.writeFailed(removal: false, shared: true, error: "\(error)"))
+            return finishPending(id)
+        case (.swappingWipe, .failure(let error)):
+            notes.append(.writeFailed(removal: true, shared: true, error: Self.describe(error)))
             return finishPending(id)
         case (.writing, .success):
             return finishPending(id)
         case (.writing, .failure(let error)):
             let removal = if case .resolve? = progress.pending { false } else { true }
-            notes.append(.writeFailed(removal: removal, error: "\(error)"))
+            notes.append(.writeFailed(removal: removal, shared: false, error: "\(error)"))
             return finishPending(id)
         default:
             return outOfOrder(id, "a write")

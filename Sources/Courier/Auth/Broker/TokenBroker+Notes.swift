@@ -59,9 +59,10 @@ extension TokenBroker {
                 logger.warning(
                     "the \(level) token could not be renewed (\(kind)); it stays in use until it expires, next attempt in \(wait)"
                 )
-            case .writeFailed(let removal, let error):
+            case .writeFailed(let removal, let shared, let error):
                 if removal {
-                    logger.error("the \(level) token could not be removed from the store: \(error)")
+                    let store = shared ? "shared store" : "store"
+                    logger.error("the \(level) token could not be removed from the \(store): \(error)")
                 } else {
                     // The server has already rotated the refresh token: the new one stays in
                     // memory rather than lose the session; the store catches up on the next write.

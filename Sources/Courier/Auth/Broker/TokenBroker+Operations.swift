@@ -4,7 +4,7 @@ extension TokenBroker {
     /// Runs one operation to its end: the state machine names each step, a handler performs
     /// its I/O and reports the result back, until the machine says how the operation ends.
     func run(_ id: StateMachine.OperationID, strategy: any GrantStrategy) async -> Result<BrokeredToken, any Error> {
-        var step = machine.firstStep(of: id)
+        var step = machine.firstStep(of: id, at: moment())
         while true {
             syncFastPath()
             report(machine.takeNotes())

@@ -53,8 +53,11 @@ extension TokenBroker.StateMachine {
         var lastSeen: OAuth2Token?
         /// The lease this operation holds.
         var lease: TokenStoreLease?
-        /// When a renewal waiting for another process's lease stops waiting.
+        /// When a renewal waiting for another process's lease stops waiting: one
+        /// ``TokenBroker/StateMachine/leaseWait`` after the renewal began.
         var waitDeadline: ContinuousClock.Instant?
+        /// Whether the renewal has found the lease taken (counted once).
+        var waited = false
         /// Whether the outcome came from the shared store rather than the server.
         var adopted = false
         /// Whether the outcome's write to the shared store was attempted (or is not wanted).

@@ -318,7 +318,9 @@ extension TokenBroker {
         /// actor fails; the backoff and the loop guard start afresh. Returns that operation's id.
         mutating func wiped() -> OperationID? {
             let abandoned = operation?.id
-            if let abandoned { progress[abandoned]?.abandoned = true }
+            // Every operation still running is abandoned: the one in flight, and a sign-in whose
+            // token is being written (it must not put the token back after the removal).
+            for id in progress.keys { progress[id]?.abandoned = true }
             abandonOperation()
             token = nil
             obtainedAt = nil

@@ -84,8 +84,9 @@ extension TokenBroker.StateMachine {
         case published(version: UInt64, adopted: Bool, reason: GrantContext.Reason)
         /// A renewal inside the leeway failed; the current token serves until it expires.
         case servingStale(CourierError.Kind, retryIn: Duration)
-        /// A store write failed; what the broker keeps in memory stands.
-        case writeFailed(removal: Bool, error: String)
+        /// A write to the store (the shared one, or a private one) failed; what the broker
+        /// keeps in memory stands.
+        case writeFailed(removal: Bool, shared: Bool, error: String)
         /// A wipe's compare-and-swap lost: another process wrote meanwhile, its token stays.
         case wipeSkipped
         /// A lease could not be released; it times out.

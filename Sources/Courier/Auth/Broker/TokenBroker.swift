@@ -222,12 +222,16 @@ actor TokenBroker {
                     task.cancel()
                 }
             case .waitFor(let id):
-                // Join the operation in flight (its outcome is not this grant's), then ask again.
-                do {
-                    _ = try await futures[id]?.value()
-                } catch is CancellationError {
-                    throw CancellationError()
-                } catch {}
+                // Join the operation in flight (its outcome, even a cancellation, is not this
+                // grant's), then ask again; this caller's own cancellation ends the loop above.
+                guard let future = futures[id] else {
+                    throw CourierError(
+                        kind: .tokenRefreshFailed,
+                        message: "the \(level) operation in flight has no result to wait for",
+                        level: level
+                    )
+                }
+                _ = try? await future.value()
             }
         }
     }
