@@ -96,8 +96,28 @@ enum SQLiteSchema {
         }
     }
 
-    /// Sets up a reader's connection: it only reads, and never waits for the writer.
+    /// Sets up a reader's connection — it only reads, and never waits for the writer — and
+    /// checks that the file is a store this Courier reads, without taking any lock.
+    ///
+    /// - Throws: ``SQLiteFailure`` with `SQLITE_EMPTY` for a file that has no schema yet (the
+    ///   writer creates it), `SQLITE_NOTADB` as ``prepareWriter(_:)`` does, and whatever
+    ///   SQLite throws.
     static func prepareReader(_ connection: SQLiteConnection) throws {
         try connection.execute("PRAGMA query_only = ON;")
+        let application = try connection.pragma("application_id")
+        let version = try connection.pragma("user_version")
+        switch (application, version) {
+        case (applicationID, 1...Self.version):
+            break
+        case (applicationID, _):
+            throw SQLiteFailure(
+                code: SQLITE_NOTADB,
+                message: "the store has schema version \(version); this Courier reads up to \(Self.version)"
+            )
+        case (0, 0) where try connection.first("SELECT count(*) FROM sqlite_master", [], { $0.integer(0) }) == 0:
+            throw SQLiteFailure(code: SQLITE_EMPTY, message: "the store has no tables yet")
+        default:
+            throw SQLiteFailure(code: SQLITE_NOTADB, message: "the database is not a Courier token store")
+        }
     }
 }

@@ -1,4 +1,5 @@
 public import Courier
+import CSQLite
 import Crypto
 import Foundation
 
@@ -62,8 +63,6 @@ public final class SQLiteTokenStore: SharedTokenStore {
     let sealer: TokenSealer
     let writer: SQLiteWorker
     let reader: SQLiteWorker
-    /// Whether the writer has opened the file and checked (or created) its schema.
-    private let isPrepared = LockedBox(false)
 
     /// Creates a store; the file is opened, and created when missing (mode 0600), on the first
     /// call.
@@ -237,15 +236,22 @@ public final class SQLiteTokenStore: SharedTokenStore {
 
     // MARK: Calls
 
-    /// Runs `body` on the reader's thread, once the writer has prepared the file; every error
-    /// as a ``/Courier/CourierError`` (or `CancellationError`).
+    /// Runs `body` on the reader's thread; every error as a ``/Courier/CourierError`` (or
+    /// `CancellationError`). A file that is missing or has no tables yet is created by the
+    /// writer first; a store that exists is read without the writer, whatever it waits for.
     private func read<Value: Sendable>(
         _ operation: String,
         _ body: @escaping @Sendable (SQLiteConnection) throws -> Value
     ) async throws -> Value {
-        try await prepare(operation)
         do {
-            return try await reader.perform(body)
+            do {
+                return try await reader.perform(body)
+            } catch let failure as SQLiteFailure
+                where failure.primaryCode == SQLITE_EMPTY || failure.primaryCode == SQLITE_CANTOPEN
+            {
+                try await writer.perform { _ in }
+                return try await reader.perform(body)
+            }
         } catch {
             throw Self.courierError(error, operation: operation, path: path)
         }
@@ -263,14 +269,6 @@ public final class SQLiteTokenStore: SharedTokenStore {
         } catch {
             throw Self.courierError(error, operation: operation, path: path)
         }
-    }
-
-    /// Has the writer open the file and check or create its schema before the first read: the
-    /// reader then finds the tables there.
-    private func prepare(_ operation: String) async throws {
-        guard !isPrepared.withLock({ $0 }) else { return }
-        try await write(operation) { _ in }
-        isPrepared.withLock { $0 = true }
     }
 
     // MARK: Sealing
