@@ -245,7 +245,8 @@ let package = Package(
         .testTarget(
             name: "CourierSQLiteTests",
             dependencies: [
-                "Courier", "CourierSQLite", "CSQLite", "CourierFleet", "CourierSQLiteFleetMember", "CourierSQLiteWriter",
+                "Courier", "CourierSQLite", "CSQLite", "CourierFleet", "CourierSQLiteFleetMember",
+                "CourierSQLiteWriter",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

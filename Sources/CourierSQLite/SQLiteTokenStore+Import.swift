@@ -24,7 +24,10 @@ extension SQLiteTokenStore {
     /// - Returns: How many tokens were copied.
     /// - Throws: ``/Courier/CourierError`` when the file store cannot be read (damaged, another
     ///   key) or this store cannot be written; then nothing was copied.
-    public func importEntries(fromFileStoreAt path: String, keyProvider: TokenStoreKeyProvider? = nil) async throws
+    public func importEntries(
+        fromFileStoreAt path: String,
+        keyProvider: TokenStoreKeyProvider? = nil
+    ) async throws
         -> Int
     {
         let fileStore = EncryptedFileTokenStore(path: path, keyProvider: keyProvider)

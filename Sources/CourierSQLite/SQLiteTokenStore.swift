@@ -1,5 +1,5 @@
-public import Courier
 import CSQLite
+public import Courier
 import Crypto
 import Foundation
 

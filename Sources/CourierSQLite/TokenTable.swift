@@ -180,7 +180,8 @@ enum TokenTable {
     private static func pruneIfDue(_ connection: SQLiteConnection, now: Date, tombstoneRetention: Duration) throws {
         let clock = ContinuousClock.now
         if let last = connection.lastPruned, clock - last < pruneInterval { return }
-        let retention = Double(tombstoneRetention.components.seconds)
+        let retention =
+            Double(tombstoneRetention.components.seconds)
             + Double(tombstoneRetention.components.attoseconds) * 1e-18
         try connection.run(
             "DELETE FROM tokens WHERE sealed_token IS NULL AND updated_at < ?1",

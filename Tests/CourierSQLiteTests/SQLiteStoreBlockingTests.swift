@@ -116,7 +116,9 @@ struct SQLiteStoreBlockingTests {
         let lock = try HeldLock(fixtures.path)
         defer { lock.release() }
 
-        let waiting = Task { try await store.setToken(StoreFixtures.token("waiting"), for: alice, ifVersion: before.version) }
+        let waiting = Task {
+            try await store.setToken(StoreFixtures.token("waiting"), for: alice, ifVersion: before.version)
+        }
         try await untilTheWriterWaitsForALock(store)
         // A second call queued behind the first.
         let queued = Task { try await store.setToken(StoreFixtures.token("queued"), for: alice) }

@@ -66,7 +66,10 @@ struct SQLiteStoreCrashTests {
                     #expect(entry.version > last.version)
                     #expect(entry.token?.refreshToken == "refresh-\(killed)")
                 } else {
-                    #expect(stored == last.number, "user \(user): stored \(String(describing: stored)), committed \(last.number)")
+                    #expect(
+                        stored == last.number,
+                        "user \(user): stored \(String(describing: stored)), committed \(last.number)"
+                    )
                     #expect(entry.version == last.version)
                     #expect(entry.token?.refreshToken == "refresh-\(last.number)")
                 }
@@ -74,6 +77,8 @@ struct SQLiteStoreCrashTests {
             await store.close()
             next = killed + 1
         }
-        print("[figures] SQLite writer killed mid-write 5 times: the write in flight had landed \(inFlightLanded) times")
+        print(
+            "[figures] SQLite writer killed mid-write 5 times: the write in flight had landed \(inFlightLanded) times"
+        )
     }
 }

@@ -48,8 +48,12 @@ struct SQLiteStoreDamageTests {
         try garbage.write(to: URL(fileURLWithPath: fixtures.path))
         let store = fixtures.store()
         await expectError(.tokenStoreUnsupportedFormat) { _ = try await store.entry(for: alice) }
-        await expectError(.tokenStoreUnsupportedFormat) { try await store.setToken(StoreFixtures.token("a"), for: alice) }
-        await expectError(.tokenStoreUnsupportedFormat) { _ = try await store.acquireLease(for: alice, duration: .seconds(1)) }
+        await expectError(.tokenStoreUnsupportedFormat) {
+            try await store.setToken(StoreFixtures.token("a"), for: alice)
+        }
+        await expectError(.tokenStoreUnsupportedFormat) {
+            _ = try await store.acquireLease(for: alice, duration: .seconds(1))
+        }
         #expect(try Data(contentsOf: URL(fileURLWithPath: fixtures.path)) == garbage)
     }
 
@@ -57,7 +61,9 @@ struct SQLiteStoreDamageTests {
         let other = try RawDatabase(fixtures.path, create: true)
         try other.execute("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('mine')")
         let store = fixtures.store()
-        await expectError(.tokenStoreUnsupportedFormat) { try await store.setToken(StoreFixtures.token("a"), for: alice) }
+        await expectError(.tokenStoreUnsupportedFormat) {
+            try await store.setToken(StoreFixtures.token("a"), for: alice)
+        }
         #expect(try other.strings("SELECT name FROM sqlite_master") == ["notes"])
     }
 
@@ -69,9 +75,13 @@ struct SQLiteStoreDamageTests {
 
     @Test func aCorruptedPageIsTampering() async throws {
         try await writtenStore(users: 400)
-        let root = try #require(Int(try RawDatabase(fixtures.path).strings(
-            "SELECT rootpage FROM sqlite_master WHERE name = 'tokens'"
-        ).first ?? ""))
+        let root = try #require(
+            Int(
+                try RawDatabase(fixtures.path).strings(
+                    "SELECT rootpage FROM sqlite_master WHERE name = 'tokens'"
+                ).first ?? ""
+            )
+        )
         let pageSize = try #require(Int(try RawDatabase(fixtures.path).strings("PRAGMA page_size").first ?? ""))
         // The table's root page: its b-tree header, overwritten as a bad disk or an editor would.
         let file = try FileHandle(forUpdating: URL(fileURLWithPath: fixtures.path))
@@ -95,7 +105,9 @@ struct SQLiteStoreDamageTests {
             let key = TokenStoreKey(clientID: "courier-user", level: .user, user: "user-\(index)")
             do {
                 // What is still there reads as written; nothing reads as anything else.
-                if let token = try await store.token(for: key) { #expect(token == StoreFixtures.token("user-\(index)")) }
+                if let token = try await store.token(for: key) {
+                    #expect(token == StoreFixtures.token("user-\(index)"))
+                }
             } catch let error as CourierError {
                 #expect(error.kind == .tokenStoreTampered, "\(error)")
                 damaged += 1

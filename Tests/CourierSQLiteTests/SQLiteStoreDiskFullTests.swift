@@ -67,9 +67,15 @@ struct SQLiteStoreDiskFullTests {
         // The writer's connection may not grow the file past the pages it has now, plus a few.
         let pages = try await store.write("test") { connection in try connection.pragma("page_count") }
         try await store.write("test") { connection in try connection.execute("PRAGMA max_page_count = \(pages + 4)") }
-        let committed = try await Self.fillUntilFull(store, reopen: { fixtures.store() }) {
-            try await store.write("test") { connection in try connection.execute("PRAGMA max_page_count = 1000000") }
-        }
+        let committed = try await Self.fillUntilFull(
+            store,
+            reopen: { fixtures.store() },
+            makeRoom: {
+                try await store.write("test") { connection in
+                    try connection.execute("PRAGMA max_page_count = 1000000")
+                }
+            }
+        )
         print("[figures] SQLite store at max_page_count \(pages + 4): \(committed) writes fitted")
     }
 
@@ -89,14 +95,15 @@ struct SQLiteStoreDiskFullTests {
         let fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         try #require(fd >= 0)
         let block = [UInt8](repeating: 0, count: 4096)
-        for _ in 0..<1024 where block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+        for _ in 0..<1024 {
+            guard block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 else { break }
+        }
         close(fd)
         let committed = try await Self.fillUntilFull(
             store,
-            reopen: { SQLiteTokenStore(path: path, keyProvider: .key(fixtures.key)) }
-        ) {
-            try FileManager.default.removeItem(atPath: filler)
-        }
+            reopen: { SQLiteTokenStore(path: path, keyProvider: .key(fixtures.key)) },
+            makeRoom: { try FileManager.default.removeItem(atPath: filler) }
+        )
         await store.close()
         print("[figures] SQLite store on a full 512 KiB tmpfs: \(committed) writes fitted after the filler")
     }

@@ -86,7 +86,10 @@ struct SQLiteStoreImportTests {
         let (live, _) = try await fileStore()
         let store = fixtures.store()
         do {
-            _ = try await store.importEntries(fromFileStoreAt: filePath, keyProvider: .key(SymmetricKey(size: .bits256)))
+            _ = try await store.importEntries(
+                fromFileStoreAt: filePath,
+                keyProvider: .key(SymmetricKey(size: .bits256))
+            )
             Issue.record("a file sealed with another key was read")
         } catch let error as CourierError {
             #expect(error.kind == .tokenStoreWrongKey)

@@ -88,8 +88,10 @@ struct SQLiteStoreLeaseTests {
         var version = try await store.entry(for: key).version
         let writes = try await clock.measure {
             for index in 0..<rounds / 4 {
-                version = try #require(try await store.setToken(StoreFixtures.token("\(index)"), for: key, ifVersion: version))
-                    .version
+                version = try #require(
+                    try await store.setToken(StoreFixtures.token("\(index)"), for: key, ifVersion: version)
+                )
+                .version
             }
         }
         print(

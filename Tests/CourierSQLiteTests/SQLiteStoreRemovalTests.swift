@@ -70,7 +70,9 @@ struct SQLiteStoreRemovalTests {
         let reopened = fixtures.store()
         for key in keys { #expect(try await reopened.entry(for: key) == entries[key]) }
         #expect(entries[key("app", .user, "user-7")]?.token == nil)
-        #expect(entries[key("app", .user, "user-8")]?.token == StoreFixtures.token(key("app", .user, "user-8").description))
+        #expect(
+            entries[key("app", .user, "user-8")]?.token == StoreFixtures.token(key("app", .user, "user-8").description)
+        )
         // The file and its key are the user's alone.
         let attributes = try FileManager.default.attributesOfItem(atPath: fixtures.path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)

@@ -35,7 +35,9 @@ struct SQLiteStoreVersionTests {
         #expect(try await store.entry(for: key) == removed)
         #expect(try await store.setToken(StoreFixtures.token("old"), for: key, ifVersion: second.version) == nil)
         #expect(try await store.setToken(StoreFixtures.token("aba"), for: key, ifVersion: 0) == nil)
-        let third = try #require(try await store.setToken(StoreFixtures.token("3"), for: key, ifVersion: removed.version))
+        let third = try #require(
+            try await store.setToken(StoreFixtures.token("3"), for: key, ifVersion: removed.version)
+        )
         #expect(third.version > removed.version)
     }
 
@@ -73,7 +75,8 @@ struct SQLiteStoreVersionTests {
 
     @Test func theUserIsPartOfTheKey() async throws {
         let store = fixtures.store()
-        let keys = [nil, "", "alice", "alice\u{0}x"].map { TokenStoreKey(clientID: "courier-user", level: .user, user: $0) }
+        let keys =
+            [nil, "", "alice", "alice\u{0}x"].map { TokenStoreKey(clientID: "courier-user", level: .user, user: $0) }
             + [TokenStoreKey(clientID: "courier-user", level: .implicit, user: "alice")]
         for (index, key) in keys.enumerated() {
             _ = try #require(try await store.setToken(StoreFixtures.token("\(index)"), for: key, ifVersion: 0))
@@ -95,9 +98,13 @@ struct SQLiteStoreVersionTests {
         // A write on a fresh connection prunes (each connection prunes at most once a minute):
         // the tombstone, older than the retention of zero, goes.
         let other = TokenStoreKey(clientID: "courier-user", level: .user, user: "bob")
-        _ = try #require(try await fixtures.store(configuration: configuration).setToken(
-            StoreFixtures.token("bob"), for: other, ifVersion: 0
-        ))
+        _ = try #require(
+            try await fixtures.store(configuration: configuration).setToken(
+                StoreFixtures.token("bob"),
+                for: other,
+                ifVersion: 0
+            )
+        )
         #expect(try await store.entry(for: key) == TokenStoreEntry(token: nil, version: 0))
         // Written again from nothing: its version is new, and every version it had before
         // still fails a compare-and-swap.

@@ -56,7 +56,9 @@ struct FleetServers: Sendable {
 
         let deadline = ContinuousClock.now + .seconds(120)
         while !FileManager.default.fileExists(atPath: readyPath) {
-            let output = { (try? String(contentsOfFile: logPath, encoding: .utf8)).map { String($0.suffix(3000)) } ?? "" }
+            let output = {
+                (try? String(contentsOfFile: logPath, encoding: .utf8)).map { String($0.suffix(3000)) } ?? ""
+            }
             guard process.isRunning else {
                 throw RawDatabaseError(message: "serve.py exited with \(process.terminationStatus): \(output())")
             }
