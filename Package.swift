@@ -17,6 +17,9 @@ let package = Package(
         // `Session` and `ResourceAccess` as services of a swift-service-lifecycle `ServiceGroup`:
         // needs the `ServiceLifecycle` trait.
         .library(name: "CourierServiceLifecycle", targets: ["CourierServiceLifecycle"]),
+        // Tokens of many users shared by the processes of one host, in SQLite. The system's
+        // libsqlite3 is no package to check out, so it needs no trait.
+        .library(name: "CourierSQLite", targets: ["CourierSQLite"]),
     ],
     // Every product but `Courier` and `CourierTesting` brings packages of its own. SwiftPM checks
     // out the dependencies of every product of a package, used or not, except those that a target
@@ -82,6 +85,12 @@ let package = Package(
             ]
         ),
         .target(name: "CourierTesting", dependencies: ["Courier"]),
+        // The system's SQLite (Debian: libsqlite3-dev).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(
+            name: "CourierSQLite",
+            dependencies: ["Courier", "CSQLite", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .target(
             name: "CourierServiceLifecycle",
             dependencies: [
@@ -157,6 +166,19 @@ let package = Package(
             ],
             path: "Tests/Executables/CourierPostgresFleetMember"
         ),
+        // The same load over the SQLite store: the CourierSQLite fleet tests start four and eight.
+        .executableTarget(
+            name: "CourierSQLiteFleetMember",
+            dependencies: ["Courier", "CourierFleet", "CourierSQLite"],
+            path: "Tests/Executables/CourierSQLiteFleetMember"
+        ),
+        // Writes tokens into an SQLite store in a loop, reporting each committed write, until it
+        // is killed: the CourierSQLite crash test.
+        .executableTarget(
+            name: "CourierSQLiteWriter",
+            dependencies: ["Courier", "CourierSQLite"],
+            path: "Tests/Executables/CourierSQLiteWriter"
+        ),
         // The `courier` command's logic, a library so that tests can parse its arguments;
         // CourierCommand is the thin executable.
         .target(
@@ -220,6 +242,14 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        .testTarget(
+            name: "CourierSQLiteTests",
+            dependencies: [
+                "Courier", "CourierSQLite", "CSQLite", "CourierFleet", "CourierSQLiteFleetMember",
+                "CourierSQLiteWriter",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // The generated client of Tests/CourierOpenAPITests/openapi.yaml against the real servers
         // (regenerate it with scripts/generate-openapi-client.sh; the generator is no dependency).
         .testTarget(
@@ -241,7 +271,7 @@ let package = Package(
         .testTarget(
             name: "DocSamples",
             dependencies: [
-                "Courier", "CourierTesting",
+                "Courier", "CourierTesting", "CourierSQLite",
                 .target(name: "CourierServiceLifecycle", condition: .when(traits: ["ServiceLifecycle"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -7,7 +7,8 @@
 # Fast when everything is already there: one dpkg-query and one python3 call,
 # no network access. apt-get update runs only when an apt package is missing.
 #
-# apt:  libcurl4-openssl-dev (CCurl), libssl-dev (COpenSSL), strace (debugger-detection
+# apt:  libcurl4-openssl-dev (CCurl), libssl-dev (COpenSSL), libsqlite3-dev (CSQLite, for the
+#       CourierSQLite token store), strace (debugger-detection
 #       test), nginx with the ssl + http_v2 modules, postgresql (the CourierPostgres tests:
 #       initdb, postgres, pg_ctl, pg_isready), openssl
 #       (the test PKI), curl, pkg-config, python3 + pip.
@@ -21,10 +22,11 @@ CHECK_ONLY=0
 
 # Debian 12 "bookworm": `nginx` is the real package (ssl, http_v2, proxy, limit_rate
 # all built in); `nginx-light` is only a transitional package that pulls it in.
-# libssl-dev for the TLS verify hook (COpenSSL); strace for the debugger-detection test;
+# libssl-dev for the TLS verify hook (COpenSSL); libsqlite3-dev for the SQLite token store
+# (CSQLite); strace for the debugger-detection test;
 # postgresql for the CourierPostgres tests (serve.py runs a throw-away cluster; its package
 # also creates the `postgres` user that the server runs as when the tests run as root).
-APT_PACKAGES=(libcurl4-openssl-dev libssl-dev nginx openssl curl pkg-config python3 python3-pip strace postgresql)
+APT_PACKAGES=(libcurl4-openssl-dev libssl-dev libsqlite3-dev nginx openssl curl pkg-config python3 python3-pip strace postgresql)
 
 # Verified together on Python 3.11 / Debian 12. httpbin's /brotli endpoint needs
 # brotlicffi (a dependency of httpbin itself); greenlet<3 is httpbin's own pin on 3.11.

@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-modules=(CourierPostgres CourierOpenAPI CourierServiceLifecycle CourierTesting)
+modules=(CourierPostgres CourierSQLite CourierOpenAPI CourierServiceLifecycle CourierTesting)
 out=.build/docs
 archive=.build/Courier.doccarchive
 

@@ -36,8 +36,8 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "Tests" / "DocSamples" / "Samples.swift"
 IMPORTS = [
-    "CoreMetrics", "Courier", "CourierTesting", "Crypto", "Foundation", "HTTPTypes", "Logging", "Prometheus",
-    "Testing", "Tracing",
+    "CoreMetrics", "Courier", "CourierSQLite", "CourierTesting", "Crypto", "Foundation", "HTTPTypes", "Logging",
+    "Prometheus", "Testing", "Tracing",
 ]
 # The modules that come with a package trait (see above).
 TRAIT_IMPORTS = {"ServiceLifecycle": ["CourierServiceLifecycle", "ServiceLifecycle", "UnixSignals"]}

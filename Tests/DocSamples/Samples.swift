@@ -5,6 +5,7 @@
 
 import CoreMetrics
 import Courier
+import CourierSQLite
 import CourierTesting
 import Crypto
 import Foundation
@@ -22,7 +23,7 @@ import UnixSignals
 
 // README.md, sample 1
 func sample_README_1() async throws {
-#sourceLocation(file: "README.md", line: 103)
+#sourceLocation(file: "README.md", line: 109)
 
 
 
@@ -56,7 +57,7 @@ func sample_README_1() async throws {
 
 // README.md, sample 2
 func sample_README_2() async throws {
-#sourceLocation(file: "README.md", line: 140)
+#sourceLocation(file: "README.md", line: 146)
     let download = session.task(for: HTTPRequest(method: .get, path: "/exports/2024.tar"))
     Task {
         for await event in download.events {
@@ -75,7 +76,7 @@ func sample_README_2() async throws {
 
 // README.md, sample 3
 func sample_README_3() async throws {
-#sourceLocation(file: "README.md", line: 163)
+#sourceLocation(file: "README.md", line: 169)
     let access = try ResourceAccess(configuration: .init(
         resourceBaseURL: URL(string: "https://api.example.com")!,
         authorizationServer: AuthorizationServer(baseURL: URL(string: "https://login.example.com")!),
@@ -85,7 +86,7 @@ func sample_README_3() async throws {
         ])),
         userClient: OAuth2ClientCredentials(clientID: "my-app", clientSecret: appSecret),
         deviceClient: OAuth2ClientCredentials(clientID: "my-app-device", clientSecret: deviceSecret),
-        tokenStore: EncryptedFileTokenStore(path: "/var/lib/my-app/tokens.store")  // AES-256-GCM
+        tokenStore: SQLiteTokenStore(path: "/var/lib/my-app/tokens.sqlite")  // a row per token, AES-256-GCM
     ))
     try await access.userClient.authenticate(username: "alice", password: "wonderland")
     let profile = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
@@ -97,7 +98,7 @@ func sample_README_3() async throws {
 
 // README.md, sample 4
 func sample_README_4() async throws {
-#sourceLocation(file: "README.md", line: 187)
+#sourceLocation(file: "README.md", line: 199)
     let user = access.userClient(for: "account-1842")
     let download = try await user.streamAuthenticatedRequest(ResourceRequest(path: "/api/user/download"))
     for try await chunk in download.body { print("received \(chunk.count) bytes") }
@@ -108,7 +109,7 @@ func sample_README_4() async throws {
 
 // README.md, sample 5
 func sample_README_5() async throws {
-#sourceLocation(file: "README.md", line: 203)
+#sourceLocation(file: "README.md", line: 215)
     do {
         let profile = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         let user = try profile.validate().decode(User.self)
@@ -124,7 +125,7 @@ func sample_README_5() async throws {
 // README.md, sample 6
 @Suite(.disabled("a documentation sample: compiled, never run"))
 struct sample_README_6 {
-#sourceLocation(file: "README.md", line: 221)
+#sourceLocation(file: "README.md", line: 233)
 
 
 
@@ -157,7 +158,7 @@ struct sample_README_6 {
 
 // README.md, sample 7
 func sample_README_7() async throws {
-#sourceLocation(file: "README.md", line: 284)
+#sourceLocation(file: "README.md", line: 296)
     // In a file that also imports Hummingbird or Vapor: the upstream answer is Courier's.
     func upstreamProfile(of user: String) async throws -> Courier.Response {
         try await access.userClient(for: user).streamAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
@@ -177,7 +178,7 @@ func sample_Authentication_1() async throws {
         ])),
         userClient: OAuth2ClientCredentials(clientID: "my-app", clientSecret: appSecret),
         deviceClient: OAuth2ClientCredentials(clientID: "my-app-device", clientSecret: deviceSecret),
-        tokenStore: EncryptedFileTokenStore(path: "/var/lib/my-app/tokens.store")
+        tokenStore: SQLiteTokenStore(path: "/var/lib/my-app/tokens.sqlite")
     ))
 
     try await access.userClient.authenticate(username: "alice", password: "wonderland")
@@ -329,19 +330,19 @@ func sample_Authentication_10() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 11
 func sample_Authentication_11() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 414)
-    let store = EncryptedFileTokenStore(
-        path: "/var/lib/my-app/tokens.store",
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 428)
+    let store = SQLiteTokenStore(
+        path: "/var/lib/my-app/tokens.sqlite",
         keyProvider: TokenStoreKeyProvider { try await loadTokenStoreKey() }   // your secret manager
     )
-    let user = try await store.token(for: TokenStoreKey(clientID: "my-app", level: .user))
+    let user = try await store.token(for: TokenStoreKey(clientID: "my-app", level: .user, user: "account-1842"))
     print(user?.expiresAt ?? .distantPast)
 #sourceLocation()
 }
 
 // Documentation.docc/Articles/Authentication.md, sample 12
 func sample_Authentication_12() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 443)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 457)
     let store = EncryptedFileTokenStore(
         path: "/var/lib/my-service/tokens.store",
         keyProvider: .systemdCredential("tokens-2026-12")
@@ -352,7 +353,7 @@ func sample_Authentication_12() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 13
 func sample_Authentication_13() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 477)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 491)
     let store = EncryptedFileTokenStore(
         path: "/var/lib/my-service/tokens.store",
         keyProvider: .systemdCredential("tokens-2026-11").accepting(.systemdCredential("tokens-2026-12"))
@@ -363,7 +364,7 @@ func sample_Authentication_13() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 14
 func sample_Authentication_14() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 489)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 503)
     let store = EncryptedFileTokenStore(
         path: "/var/lib/my-service/tokens.store",
         keyProvider: .systemdCredential("tokens-2026-12").accepting(.systemdCredential("tokens-2026-11"))
@@ -374,7 +375,7 @@ func sample_Authentication_14() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 15
 func sample_Authentication_15() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 521)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 535)
     let report = await access.userClient.logout()
     if !report.isComplete {
         logger.warning("logout: \(report.revokedTokens) revoked, failures: \(report.failures.map(\.kind))")
@@ -793,7 +794,7 @@ func sample_RetriesRedirectsAndTimeouts_3() async throws {
 // Documentation.docc/Articles/RunningAFleet.md, sample 1
 func sample_RunningAFleet_1() async throws {
 #sourceLocation(file: "Documentation.docc/Articles/RunningAFleet.md", line: 19)
-    configuration.tokenStore = EncryptedFileTokenStore(path: "/var/lib/my-service/tokens.store")
+    configuration.tokenStore = SQLiteTokenStore(path: "/var/lib/my-service/tokens.sqlite")
     configuration.tokenStoreLeaseDuration = .seconds(10)   // the default
     let access = try ResourceAccess(configuration: configuration)
     print(try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info")).statusCode)
@@ -842,9 +843,9 @@ func sample_ServingManyUsers_3() async throws {
 
 // Documentation.docc/Articles/ServingManyUsers.md, sample 4
 func sample_ServingManyUsers_4() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 126)
+#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 130)
     var configuration = configuration
-    configuration.tokenStore = EncryptedFileTokenStore(path: "/var/lib/my-service/tokens.store")
+    configuration.tokenStore = SQLiteTokenStore(path: "/var/lib/my-service/tokens.sqlite")
     configuration.maximumUsersInMemory = 50_000
     let access = try ResourceAccess(configuration: configuration)
     print("up to \(access.configuration.maximumUsersInMemory) users in memory")
@@ -853,7 +854,7 @@ func sample_ServingManyUsers_4() async throws {
 
 // Documentation.docc/Articles/ServingManyUsers.md, sample 5
 func sample_ServingManyUsers_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 142)
+#sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 146)
     let report = await access.userClient(for: "account-1842").logout()
     if !report.isComplete { print("logout left work undone: \(report.failures)") }
 #sourceLocation()
@@ -1072,6 +1073,32 @@ func sample_Courier_2() async throws {
     let access = try ResourceAccess(configuration: configuration)
     let profile = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
     print(profile.statusCode)
+#sourceLocation()
+}
+
+// Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md, sample 1
+func sample_CourierSQLite_1() async throws {
+#sourceLocation(file: "Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md", line: 15)
+
+
+    var configuration = configuration
+    configuration.tokenStore = SQLiteTokenStore(path: "/var/lib/my-service/tokens.sqlite")
+    configuration.maximumUsersInMemory = 50_000
+    let access = try ResourceAccess(configuration: configuration)
+    let profile = try await access.userClient(for: "account-1842")
+        .sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
+    print(profile.statusCode)
+#sourceLocation()
+}
+
+// Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md, sample 2
+func sample_CourierSQLite_2() async throws {
+#sourceLocation(file: "Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md", line: 80)
+
+
+    let store = SQLiteTokenStore(path: "/var/lib/my-service/tokens.sqlite")
+    let copied = try await store.importEntries(fromFileStoreAt: "/var/lib/my-service/tokens.store")
+    print("copied \(copied) tokens")
 #sourceLocation()
 }
 

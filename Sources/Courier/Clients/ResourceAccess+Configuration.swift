@@ -38,8 +38,10 @@ extension ResourceAccess {
         /// default), or with the device client's id and secret as HTTP Basic for resource
         /// servers that authenticate the client itself.
         public var anonymousAuthorization: AnonymousAuthorization
-        /// Where tokens are kept; in memory by default. Use ``EncryptedFileTokenStore`` to
-        /// keep a user signed in across restarts.
+        /// Where tokens are kept; in memory by default. A service that acts for many users on
+        /// one host keeps them in `SQLiteTokenStore` (library `CourierSQLite`); a command-line
+        /// tool or a device keeps its few in ``EncryptedFileTokenStore``, signed in across
+        /// restarts.
         public var tokenStore: any TokenStore
         /// How long before expiry a token is renewed (30 seconds by default). It is capped at
         /// half the token's lifetime, so short-lived tokens are not renewed on every use.

@@ -22,6 +22,7 @@ let package = Package(
                 .product(name: "CourierPostgres", package: "courier"),
                 .product(name: "CourierOpenAPI", package: "courier"),
                 .product(name: "CourierServiceLifecycle", package: "courier"),
+                .product(name: "CourierSQLite", package: "courier"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources"

@@ -7,7 +7,13 @@ import Glibc
 import Darwin
 #endif
 
-/// Tokens in one file, encrypted and authenticated with AES-256-GCM.
+/// Tokens in one file, encrypted and authenticated with AES-256-GCM: the store for a handful of
+/// identities — a command-line tool, a device.
+///
+/// Every call reads the whole file and every write rewrites it, so a service that acts for
+/// many users keeps their tokens in `SQLiteTokenStore` (library `CourierSQLite`), one row per
+/// token, instead; its `importEntries(fromFileStoreAt:keyProvider:)` moves a file store's
+/// tokens there.
 ///
 /// - **Encryption.** The whole store — every client and level — is one JSON document,
 ///   sealed with AES-256-GCM under the key from a ``TokenStoreKeyProvider`` with a fresh
@@ -403,4 +409,32 @@ enum PathLock {
 /// `open(2)`, named apart from the store's methods.
 private func posixOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
     open(path, flags, mode)
+}
+
+extension EncryptedFileTokenStore {
+    /// Every entry of the file with its version, removals included (with no token), for
+    /// moving the tokens to another store.
+    ///
+    /// The key is asked for now; the file is read when the returned closure is called, which
+    /// blocks on the file lock and the disk: call it off Swift's cooperative pool.
+    ///
+    /// - Returns: A closure that reads the file; it throws as ``entry(for:)`` does.
+    /// - Throws: ``CourierError/Kind/tokenStoreKeyUnavailable`` when the key cannot be had.
+    package func entriesReader() async throws -> @Sendable () throws -> [TokenStoreKey: TokenStoreEntry] {
+        // The bytes rather than the `SymmetricKey`, which is not `Sendable` in every swift-crypto.
+        let bytes = try await encryptionKey().withUnsafeBytes { Array($0) }
+        return { [self] in
+            try PathLock.withLock(path) {
+                let document = try readDocument(SymmetricKey(data: bytes))
+                var entries: [TokenStoreKey: TokenStoreEntry] = [:]
+                for entry in document.entries {
+                    entries[entry.key] = TokenStoreEntry(token: entry.token, version: entry.version ?? 1)
+                }
+                for removal in document.removed ?? [] {
+                    entries[removal.key] = TokenStoreEntry(token: nil, version: removal.version)
+                }
+                return entries
+            }
+        }
+    }
 }

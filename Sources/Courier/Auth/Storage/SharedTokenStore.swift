@@ -19,8 +19,9 @@ public import Foundation
 /// When the store cannot be reached, the broker renews on its own and logs a warning: the
 /// service keeps working, at the cost of one renewal per process.
 ///
-/// Courier's ``EncryptedFileTokenStore`` is shared by the processes of one host;
-/// `CourierPostgres` shares tokens across hosts.
+/// `SQLiteTokenStore` (library `CourierSQLite`) is shared by the processes of one host, as is
+/// ``EncryptedFileTokenStore`` for a handful of identities; `CourierPostgres` shares tokens
+/// across hosts.
 public protocol SharedTokenStore: TokenStore {
     /// The entry under `key` with its version.
     ///
