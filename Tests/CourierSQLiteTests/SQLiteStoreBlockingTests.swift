@@ -116,12 +116,12 @@ struct SQLiteStoreBlockingTests {
         let lock = try HeldLock(fixtures.path)
         defer { lock.release() }
 
-        let waiting = Task {
+        let waiting = Task { [alice] in
             try await store.setToken(StoreFixtures.token("waiting"), for: alice, ifVersion: before.version)
         }
         try await untilTheWriterWaitsForALock(store)
         // A second call queued behind the first.
-        let queued = Task { try await store.setToken(StoreFixtures.token("queued"), for: alice) }
+        let queued = Task { [alice] in try await store.setToken(StoreFixtures.token("queued"), for: alice) }
         queued.cancel()
         await #expect(throws: CancellationError.self) { try await queued.value }
         waiting.cancel()
@@ -136,7 +136,7 @@ struct SQLiteStoreBlockingTests {
 
     @Test func aCallerCancelledBeforeItsCallGetsCancellationError() async throws {
         let store = fixtures.store()
-        let task = Task {
+        let task = Task { [alice] in
             withUnsafeCurrentTask { $0?.cancel() }
             return try await store.setToken(StoreFixtures.token("never"), for: alice, ifVersion: 0)
         }

@@ -18,7 +18,7 @@ struct SQLiteStoreLeaseTests {
         let leases = try await withThrowingTaskGroup(of: TokenStoreLease?.self) { group in
             for index in 0..<24 {
                 let store = stores[index % stores.count]
-                group.addTask { try await store.acquireLease(for: key, duration: .seconds(30)) }
+                group.addTask { [key] in try await store.acquireLease(for: key, duration: .seconds(30)) }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
