@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Courier's test command (the README's, and CI's through .ci/run).
-# Installs what is missing, checks that the documentation samples are current and the code is
-# formatted, builds (the samples included) with every package trait on, checks the package as a
-# service's dependency, runs the whole suite against the real servers the suite starts on
-# 127.0.0.1, runs the concurrency suites again under ThreadSanitizer, runs every fuzz target
-# briefly, builds the docs, and checks the public API against its baseline.
+# Installs what is missing, checks that the documentation samples are current, the code is
+# formatted and the core names nothing of the layers above it, builds (the samples included)
+# with every package trait on, checks the package as a service's dependency, runs the whole
+# suite against the real servers the suite starts on 127.0.0.1, runs the concurrency suites
+# again under ThreadSanitizer, runs every fuzz target briefly, builds the docs, and checks the
+# public API against its baseline.
 #
 #   scripts/test.sh              # everything
 #   COURIER_SKIP_TSAN=1 scripts/test.sh   # skip the ThreadSanitizer pass
@@ -30,6 +31,9 @@ fi
 
 echo "== format (swift-format, .swift-format)"
 scripts/format.sh --lint
+
+echo "== layers: the core names no type of the auth layer or the clients"
+scripts/check-layers.sh
 
 echo "== build (warnings are errors)"
 # Every trait on: the products behind them (CourierPostgres, CourierOpenAPI, …) and their tests.
