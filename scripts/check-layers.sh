@@ -2,7 +2,8 @@
 # Checks that Courier's core names no type of the layers above it (Documentation.docc/Articles/
 # Design.md, "Layers"), so that the core could be a module of its own.
 #
-#   scripts/check-layers.sh
+#   scripts/check-layers.sh             # the names (no build needed)
+#   scripts/check-layers.sh --compile   # also type-check the core alone, after a debug build
 #
 # The layers above are the auth layer (Sources/Courier/Auth) and the clients
 # (Sources/Courier/Clients); their types are every type they declare at the top level of a file
@@ -10,6 +11,10 @@
 # one when the name is a word of its code (comments left out) or of a ``symbol link`` in its
 # doc comments; prose may say "user client". What a layer above needs the core to carry goes
 # through the core's own types (RequestAttributes, ErrorAttribute), which the layer extends.
+#
+# `--compile` also compiles the core's files alone, as a module of their own, with the flags of
+# the last debug build of `Courier` (from .build/debug.yaml): it fails on any use of the layers
+# above, a member they declare (`error.oauthError`) as well as a type, as a split module would.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,3 +52,40 @@ if [[ "$found" == 1 ]]; then
   exit 1
 fi
 echo "layers: the core (${CORE[*]}) names no type of ${ABOVE[*]}"
+
+[[ "${1:-}" == "--compile" ]] || exit 0
+# The core's files, type-checked as a module of their own with the flags SwiftPM compiled
+# `Courier` with: its search paths, C module maps, defines, language mode and features.
+mapfile -d '' core_files < <(find "${CORE[@]/#/Sources/Courier/}" -name '*.swift' -print0 | sort -z)
+mapfile -t command < <(
+  python3 - "$(dirname "$(dirname "$(swift build --show-bin-path)")")/debug.yaml" <<'PYTHON'
+import json, sys
+
+manifest = open(sys.argv[1]).read()
+start = manifest.index('"C.Courier-')
+line = next(l for l in manifest[start:].splitlines() if l.strip().startswith("args:"))
+args = json.loads(line.strip()[len("args:"):])
+kept, i = [args[0]], 1
+with_value = {"-I", "-Xcc", "-target", "-module-cache-path", "-swift-version", "-enable-upcoming-feature",
+              "-enable-experimental-feature", "-package-name"}
+while i < len(args):
+    arg = args[i]
+    if arg in with_value:
+        kept += args[i:i + 2]
+        i += 2
+        continue
+    if arg.startswith(("-D", "-I")) or arg == "-parse-as-library":
+        kept.append(arg)
+    i += 1
+print("\n".join(kept))
+PYTHON
+)
+if [[ ${#command[@]} -lt 2 ]]; then
+  echo "layers: no compile command for Courier in .build/debug.yaml: build first (swift build)" >&2
+  exit 1
+fi
+if ! "${command[@]}" -typecheck -module-name CourierLayerCheck "${core_files[@]}"; then
+  echo "layers: the core does not compile without ${ABOVE[*]}: it uses something they declare" >&2
+  exit 1
+fi
+echo "layers: the core (${#core_files[@]} files) compiles as a module of its own"

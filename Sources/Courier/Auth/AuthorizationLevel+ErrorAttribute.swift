@@ -8,5 +8,5 @@ extension AuthorizationLevel: ErrorAttribute {
     /// The level's name.
     var parameterValue: String { rawValue }
     /// `level <name>`, among the context.
-    var errorText: ErrorAttributeText { .context("level \(self)") }
+    var descriptionText: ErrorAttributeText { .context("level \(self)") }
 }

@@ -8,5 +8,5 @@ extension OAuth2Error: ErrorAttribute {
     /// The `error` code: the server's text, so at most 64 characters of it.
     var parameterValue: String { ErrorText.sanitized(code.rawValue) }
     /// The whole response, `code: description (uri)`, in brackets after the message.
-    var errorText: ErrorAttributeText { .note(description) }
+    var descriptionText: ErrorAttributeText { .note(description) }
 }

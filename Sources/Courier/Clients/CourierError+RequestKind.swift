@@ -23,7 +23,7 @@ extension ResourceAccess.RequestKind: ErrorAttribute {
     /// The kind's name.
     var parameterValue: String { rawValue }
     /// `<kind> request`, among the context.
-    var errorText: ErrorAttributeText { .context("\(self) request") }
+    var descriptionText: ErrorAttributeText { .context("\(self) request") }
 
     /// Records the kind and, when the error names no level yet, the level whose token the kind
     /// sends.

@@ -255,7 +255,7 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         var context: [String] = []
         var notes = ""
         for attribute in details.value.attributes {
-            switch attribute.errorText {
+            switch attribute.descriptionText {
             case .context(let text): context.append(text)
             case .note(let text): notes += " [\(text)]"
             }

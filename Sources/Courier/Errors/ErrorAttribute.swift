@@ -14,7 +14,7 @@ protocol ErrorAttribute: Sendable {
     /// The value in ``CourierError/parameters``: plain text that never holds a secret.
     var parameterValue: String { get }
     /// How ``CourierError/description`` shows the value.
-    var errorText: ErrorAttributeText { get }
+    var descriptionText: ErrorAttributeText { get }
     /// Records the value on `error`: by default in place of the error's value of this type.
     ///
     /// - Parameter error: The error.
