@@ -59,7 +59,11 @@ struct AuthErrorAttributeTests {
     }
 
     @Test func anErrorWithoutALevelKeepsTheServersErrorAlone() {
-        let error = CourierError(kind: .clientAuthenticationFailed, message: "", oauthError: OAuth2Error(code: .invalidClient))
+        let error = CourierError(
+            kind: .clientAuthenticationFailed,
+            message: "",
+            oauthError: OAuth2Error(code: .invalidClient)
+        )
         #expect(error.level == nil)
         #expect(error.oauthError == OAuth2Error(code: .invalidClient))
         #expect(error.description == "CourierError.clientAuthenticationFailed [invalid_client]")
