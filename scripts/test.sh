@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Courier's test command (the README's, and CI's through .ci/run).
-# Installs what is missing, checks that the documentation samples are current and the code is
-# formatted, builds (the samples included) with every package trait on, checks the package as a
-# service's dependency, runs the whole suite against the real servers the suite starts on
-# 127.0.0.1, runs the concurrency suites again under ThreadSanitizer, runs every fuzz target
-# briefly, builds the docs, and checks the public API against its baseline.
+# Installs what is missing, checks that the documentation samples are current, the code is
+# formatted and the core names nothing of the layers above it, builds (the samples included)
+# with every package trait on, checks the package as a service's dependency, runs the whole
+# suite against the real servers the suite starts on 127.0.0.1, runs the concurrency suites
+# again under ThreadSanitizer, runs every fuzz target briefly, builds the docs, and checks the
+# public API against its baseline.
 #
 #   scripts/test.sh              # everything
 #   COURIER_SKIP_TSAN=1 scripts/test.sh   # skip the ThreadSanitizer pass
@@ -34,6 +35,9 @@ scripts/format.sh --lint
 echo "== build (warnings are errors)"
 # Every trait on: the products behind them (CourierPostgres, CourierOpenAPI, …) and their tests.
 swift build --build-tests --enable-all-traits -Xswiftc -warnings-as-errors
+
+echo "== layers: the core names nothing of the auth layer or the clients, and compiles without them"
+scripts/check-layers.sh --compile
 
 echo "== release build (the optimizer sees what a debug build does not)"
 # The library alone, as a service builds it (`--product` would build every target: SwiftPM

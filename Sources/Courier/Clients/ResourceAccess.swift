@@ -262,7 +262,7 @@ struct ClientSessionFactory: Sendable {
         return Session(
             configuration: sessionConfiguration,
             transport: transport,
-            requestKind: kind,
+            errorTag: kind,
             retryBudget: retryBudget
         )
     }

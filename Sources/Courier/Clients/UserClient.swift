@@ -100,9 +100,10 @@ public final class UserClient: Sendable {
         }
     }
 
-    /// What a request of this user carries on the shared session.
-    func credential(_ broker: TokenBroker) -> UserCredential {
-        UserCredential(broker: broker, user: self)
+    /// What a request of this user carries on the shared session: the broker whose token it
+    /// sends, as its one attribute.
+    func credential(_ broker: TokenBroker) -> RequestAttributes {
+        RequestAttributes(UserCredential(broker: broker, user: self))
     }
 
     // MARK: Sign-in
@@ -245,7 +246,7 @@ public final class UserClient: Sendable {
     /// - Throws: ``CourierError`` with ``CourierError/requestKind`` `.authenticated`
     ///   (``CourierError/Kind/userNotAuthenticated`` when there is no user); `CancellationError`.
     public func sendAuthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws -> Response {
-        try await shared.authenticated.send(request, credential: credential(broker), logger: logger)
+        try await shared.authenticated.send(request, attributes: credential(broker), logger: logger)
     }
 
     /// Starts a request with the user's token as an observable task.
@@ -256,7 +257,7 @@ public final class UserClient: Sendable {
     /// - Returns: The running task; ``NetworkTask/response`` is the HTTP response.
     /// - Throws: ``CourierError`` for bad input, before anything starts.
     public func startAuthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
-        try shared.authenticated.task(for: request, credential: credential(broker), logger: logger)
+        try shared.authenticated.task(for: request, attributes: credential(broker), logger: logger)
     }
 
     /// Sends a request with the implicit token.
@@ -268,7 +269,7 @@ public final class UserClient: Sendable {
     /// - Throws: As ``sendAuthenticatedRequest(_:logger:)``, with ``CourierError/requestKind``
     ///   `.implicit`.
     public func sendImplicitRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws -> Response {
-        try await shared.implicit.send(request, credential: credential(implicitBroker), logger: logger)
+        try await shared.implicit.send(request, attributes: credential(implicitBroker), logger: logger)
     }
 
     /// Starts a request with the implicit token as an observable task.
@@ -279,7 +280,7 @@ public final class UserClient: Sendable {
     /// - Returns: The running task.
     /// - Throws: ``CourierError`` for bad input.
     public func startImplicitRequest(_ request: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
-        try shared.implicit.task(for: request, credential: credential(implicitBroker), logger: logger)
+        try shared.implicit.task(for: request, attributes: credential(implicitBroker), logger: logger)
     }
 
     /// Sends a request with a token exchanged from the user's (RFC 8693) for another scope,
@@ -306,7 +307,7 @@ public final class UserClient: Sendable {
         exchange: TokenExchangeRequest,
         logger: Logger? = nil
     ) async throws -> Response {
-        try await shared.authenticated.send(request, credential: credential(exchangeBroker(exchange)), logger: logger)
+        try await shared.authenticated.send(request, attributes: credential(exchangeBroker(exchange)), logger: logger)
     }
 
     /// Starts a request with an exchanged token as an observable task.
@@ -322,7 +323,7 @@ public final class UserClient: Sendable {
         exchange: TokenExchangeRequest,
         logger: Logger? = nil
     ) throws -> NetworkTask {
-        try shared.authenticated.task(for: request, credential: credential(exchangeBroker(exchange)), logger: logger)
+        try shared.authenticated.task(for: request, attributes: credential(exchangeBroker(exchange)), logger: logger)
     }
 
     /// The broker of an exchanged token, created on first use.

@@ -129,13 +129,13 @@ extension CourierError {
         public static let userNotAuthenticated = Kind(.userNotAuthenticated)
         /// The authorization server rejected the client's credentials (`invalid_client`).
         public static let clientAuthenticationFailed = Kind(.clientAuthenticationFailed)
-        /// The token endpoint refused a grant with an OAuth error other than `invalid_client` (see
-        /// ``CourierError/oauthError``) and a status other than 429 and 5xx: wrong password,
+        /// The token endpoint refused a grant with an OAuth error other than `invalid_client` (the
+        /// error's `oauthError` holds it) and a status other than 429 and 5xx: wrong password,
         /// invalid code, invalid scope.
         public static let grantRejected = Kind(.grantRejected)
         /// Renewing a token failed for a reason other than a rejected grant: the token endpoint
         /// could not be reached, answered 429 or 5xx (whatever OAuth error its body names, such
-        /// as `temporarily_unavailable`, which ``CourierError/oauthError`` keeps), or answered
+        /// as `temporarily_unavailable`, which the error's `oauthError` keeps), or answered
         /// something unreadable.
         public static let tokenRefreshFailed = Kind(.tokenRefreshFailed)
         /// The token endpoint answered 2xx with a body that is not a valid token response.

@@ -61,16 +61,4 @@ extension CourierError {
             host: host
         )
     }
-
-    /// A token store's failure as Courier reports it: a ``CourierError`` of the store keeps its
-    /// kind (``Kind/tokenStoreTampered``, …); any other error of a store of your own becomes
-    /// ``Kind/tokenStoreFailed`` with it as ``underlying``.
-    static func tokenStore(
-        _ error: any Error,
-        level: AuthorizationLevel?,
-        _ what: @autoclosure () -> String
-    ) -> CourierError {
-        if let error = error as? CourierError { return level.map { error.with(level: $0) } ?? error }
-        return CourierError(kind: .tokenStoreFailed, message: what(), level: level, underlying: error)
-    }
 }

@@ -8,9 +8,9 @@ public import HTTPTypes
 ///
 /// ```swift
 /// do {
-///     let profile = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
-/// } catch let error as CourierError where error.kind == .userNotAuthenticated {
-///     showLogin()
+///     let items = try await session.send(ResourceRequest(path: "/api/items"))
+/// } catch let error as CourierError where error.kind == .untrustedHost {
+///     report(host: error.host)
 /// } catch let error as CourierError where error.kind == .timedOut {
 ///     retryLater()
 /// }
@@ -103,21 +103,6 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         get { details.value.expectedPins }
         set { update { $0.expectedPins = newValue } }
     }
-    /// The authorization server's error response (`error`, `error_description`, `error_uri`).
-    public internal(set) var oauthError: OAuth2Error? {
-        get { details.value.oauthError }
-        set { update { $0.oauthError = newValue } }
-    }
-    /// The kind of resource request that failed, when a ``UserClient`` or ``DeviceClient`` sent it.
-    public internal(set) var requestKind: ResourceAccess.RequestKind? {
-        get { details.value.requestKind }
-        set { update { $0.requestKind = newValue } }
-    }
-    /// The authorization level whose token was involved.
-    public internal(set) var level: AuthorizationLevel? {
-        get { details.value.level }
-        set { update { $0.level = newValue } }
-    }
     /// The file concerned (a token store's file).
     public internal(set) var filePath: String? {
         get { details.value.filePath }
@@ -162,9 +147,8 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         var curlDetail: String?
         var host: String?
         var expectedPins: [SPKIPin]
-        var oauthError: OAuth2Error?
-        var requestKind: ResourceAccess.RequestKind?
-        var level: AuthorizationLevel?
+        /// What the layers above the core recorded, in ``ErrorAttribute/order``.
+        var attributes: [any ErrorAttribute] = []
         var filePath: String?
         var underlying: (any Error & Sendable)?
         var attempts = 1
@@ -207,8 +191,6 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         expectedPins: [SPKIPin] = [],
         curlCode: Int? = nil,
         curlDetail: String? = nil,
-        level: AuthorizationLevel? = nil,
-        oauthError: OAuth2Error? = nil,
         statusCode: Int? = nil,
         endpoint: String? = nil,
         response: Response? = nil,
@@ -228,9 +210,6 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
                 curlDetail: curlDetail,
                 host: host,
                 expectedPins: expectedPins,
-                oauthError: oauthError,
-                requestKind: nil,
-                level: level,
                 filePath: path,
                 underlying: underlying,
                 file: file,
@@ -262,10 +241,9 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         var parameters = ["reason": kind.reason, "hash": stableHash]
         if let statusCode { parameters["code"] = String(statusCode) }
         if let endpoint { parameters["endpoint"] = endpoint }
-        if let requestKind { parameters["request_kind"] = requestKind.rawValue }
-        if let level { parameters["level"] = level.rawValue }
-        // The OAuth error code is the server's text: at most 64 characters of it.
-        if let oauthError { parameters["oauth_error"] = ErrorText.sanitized(oauthError.code.rawValue) }
+        for attribute in details.value.attributes {
+            parameters[type(of: attribute).parameterName] = attribute.parameterValue
+        }
         if let curlCode { parameters["curl_code"] = String(curlCode) }
         if let host { parameters["host"] = host }
         return parameters.mapValues { ErrorText.sanitized($0, limit: nil) }
@@ -275,14 +253,19 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         var text = "CourierError.\(kind.name)"
         var context: [String] = []
-        if let requestKind { context.append("\(requestKind) request") }
-        if let level { context.append("level \(level)") }
+        var notes = ""
+        for attribute in details.value.attributes {
+            switch attribute.descriptionText {
+            case .context(let text): context.append(text)
+            case .note(let text): notes += " [\(text)]"
+            }
+        }
         if let endpoint { context.append(endpoint) }
         if let status { context.append("status \(status.code)") }
         if let curlCode { context.append("curl code \(curlCode)") }
         if !context.isEmpty { text += " (\(context.joined(separator: ", ")))" }
         if !message.isEmpty { text += ": \(message)" }
-        if let oauthError { text += " [\(oauthError)]" }
+        text += notes
         if let underlying { text += " — \(underlying)" }
         // The server's error description and an underlying error of any kind may hold control
         // characters.
@@ -291,11 +274,29 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension CourierError {
-    /// A copy that records the kind of resource request and, when unset, the level.
-    func with(requestKind: ResourceAccess.RequestKind) -> CourierError {
+    /// The value of the given type that a layer above the core recorded, or `nil`; setting
+    /// `nil` removes it.
+    subscript<Value: ErrorAttribute>(attribute _: Value.Type) -> Value? {
+        get {
+            for attribute in details.value.attributes {
+                if let value = attribute as? Value { return value }
+            }
+            return nil
+        }
+        set {
+            update { details in
+                details.attributes.removeAll { $0 is Value }
+                guard let newValue else { return }
+                let position = details.attributes.firstIndex { type(of: $0).order > Value.order }
+                details.attributes.insert(newValue, at: position ?? details.attributes.endIndex)
+            }
+        }
+    }
+
+    /// A copy that records `attribute` as the attribute's type does (``ErrorAttribute/record(on:)``).
+    func recording(_ attribute: any ErrorAttribute) -> CourierError {
         var copy = self
-        copy.requestKind = requestKind
-        if copy.level == nil { copy.level = requestKind.level }
+        attribute.record(on: &copy)
         return copy
     }
 
@@ -304,14 +305,6 @@ extension CourierError {
         guard self.endpoint == nil else { return self }
         var copy = self
         copy.endpoint = endpoint
-        return copy
-    }
-
-    /// A copy that records the level, when it has none yet.
-    func with(level: AuthorizationLevel) -> CourierError {
-        guard self.level == nil else { return self }
-        var copy = self
-        copy.level = level
         return copy
     }
 

@@ -3,8 +3,8 @@ public import Logging
 /// What a ``Middleware`` knows about the request it handles besides the request itself.
 ///
 /// Pass on the context you were given, changed as needed, rather than a new one: it also
-/// carries what Courier keeps for the request, such as whose token a user-bound request of
-/// ``ResourceAccess/userClient(for:)`` needs, and a request whose context lost it fails with
+/// carries what Courier keeps for the request, such as whose token a request for one of many
+/// users needs, and a request whose context lost it fails with
 /// ``CourierError/Kind/userNotAuthenticated``.
 public struct MiddlewareContext: Sendable {
     /// The id of the ``NetworkTask`` (or plain `send`) this request belongs to.
@@ -34,12 +34,11 @@ public struct MiddlewareContext: Sendable {
         get { storage.retryPolicy }
         set { unique().retryPolicy = newValue }
     }
-    /// The token of a user-bound request on a session every user shares: which broker the
-    /// credential middleware asks, and the user it belongs to, kept in memory while the
-    /// request runs. `nil` on sessions whose credential middleware holds its own broker.
-    var userCredential: UserCredential? {
-        get { storage.userCredential }
-        set { unique().userCredential = newValue }
+    /// What the layers above the core attached to the request for their own middleware, such
+    /// as whose token it carries; none on a request sent straight to a ``Session``.
+    var attributes: RequestAttributes {
+        get { storage.attributes }
+        _modify { yield &unique().attributes }
     }
     /// The transfers of the request so far, counted while it is traced; `nil` otherwise.
     var transfers: TransferCount? {
@@ -67,7 +66,7 @@ public struct MiddlewareContext: Sendable {
         var options: TransferOptions
         let control: TransferControl
         var retryPolicy: RetryPolicy?
-        var userCredential: UserCredential?
+        var attributes: RequestAttributes
         var transfers: TransferCount?
 
         init(
@@ -77,7 +76,7 @@ public struct MiddlewareContext: Sendable {
             options: TransferOptions,
             control: TransferControl,
             retryPolicy: RetryPolicy?,
-            userCredential: UserCredential? = nil,
+            attributes: RequestAttributes = RequestAttributes(),
             transfers: TransferCount? = nil
         ) {
             self.taskID = taskID
@@ -86,7 +85,7 @@ public struct MiddlewareContext: Sendable {
             self.options = options
             self.control = control
             self.retryPolicy = retryPolicy
-            self.userCredential = userCredential
+            self.attributes = attributes
             self.transfers = transfers
         }
 
@@ -98,7 +97,7 @@ public struct MiddlewareContext: Sendable {
                 options: options,
                 control: control,
                 retryPolicy: retryPolicy,
-                userCredential: userCredential,
+                attributes: attributes,
                 transfers: transfers
             )
         }

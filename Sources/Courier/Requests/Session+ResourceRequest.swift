@@ -19,7 +19,7 @@ extension Session {
     /// - Throws: ``CourierError`` for bad input, a refused request or a failed transfer;
     ///   `CancellationError` when cancelled.
     public nonisolated func send(_ resource: ResourceRequest, logger: Logger? = nil) async throws -> Response {
-        try await send(resource, credential: nil, logger: logger)
+        try await send(resource, attributes: RequestAttributes(), logger: logger)
     }
 
     /// Sends a resource request and returns as soon as the response head arrives; the body
@@ -41,15 +41,15 @@ extension Session {
     /// - Returns: The response with a streamed body, whatever its status.
     /// - Throws: As ``send(_:logger:)``.
     public nonisolated func stream(_ resource: ResourceRequest, logger: Logger? = nil) async throws -> Response {
-        try await send(resource, streamed: true, credential: nil, logger: logger)
+        try await send(resource, streamed: true, attributes: RequestAttributes(), logger: logger)
     }
 
-    /// Sends a resource request, buffered or streamed, carrying the token of `credential` (a
-    /// shared user session).
+    /// Sends a resource request, buffered or streamed, carrying the `attributes` a layer above
+    /// the core attached to it.
     nonisolated func send(
         _ resource: ResourceRequest,
         streamed: Bool = false,
-        credential: UserCredential?,
+        attributes: RequestAttributes,
         logger: Logger?
     ) async throws -> Response {
         let translated = try translate(resource)
@@ -60,7 +60,7 @@ extension Session {
             deadline: resource.deadline,
             retryPolicy: resource.retryPolicy,
             streamed: streamed,
-            credential: credential,
+            attributes: attributes,
             logger: logger
         )
     }
@@ -73,13 +73,13 @@ extension Session {
     /// - Returns: The running task; its ``NetworkTask/response`` is the HTTP response.
     /// - Throws: ``CourierError`` for bad input, before a task is made.
     public nonisolated func task(for resource: ResourceRequest, logger: Logger? = nil) throws -> NetworkTask {
-        try task(for: resource, credential: nil, logger: logger)
+        try task(for: resource, attributes: RequestAttributes(), logger: logger)
     }
 
-    /// Starts an observable task for a resource request carrying the token of `credential`.
+    /// Starts an observable task for a resource request carrying `attributes`.
     nonisolated func task(
         for resource: ResourceRequest,
-        credential: UserCredential?,
+        attributes: RequestAttributes,
         logger: Logger?
     ) throws -> NetworkTask {
         let translated = try translate(resource)
@@ -88,7 +88,7 @@ extension Session {
             body: translated.body,
             deadline: resource.deadline,
             retryPolicy: resource.retryPolicy,
-            credential: credential,
+            attributes: attributes,
             logger: logger
         )
     }

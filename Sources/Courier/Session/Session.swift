@@ -40,9 +40,9 @@ public actor Session {
     private nonisolated let state: LockedBox<State>
     /// The retries the session may still make; it outlives reconfigurations.
     private nonisolated let retryBudget: RetryBudget
-    /// The kind of resource request every error of this session is tagged with, for the
-    /// sessions of ``UserClient`` and ``DeviceClient``.
-    nonisolated let requestKind: ResourceAccess.RequestKind?
+    /// What every error of this session records, when a layer above the core set it: the kind
+    /// of request the session sends, say.
+    nonisolated let errorTag: (any ErrorAttribute)?
 
     /// What the session publishes for requests, and the tasks it runs.
     private struct State {
@@ -93,18 +93,19 @@ public actor Session {
     ///     creates an unpinned ``CurlTransport`` and shuts it down in ``shutdown()``; a
     ///     transport passed in is left running.
     public init(configuration: Configuration = Configuration(), transport: (any Transport)? = nil) {
-        self.init(configuration: configuration, transport: transport, requestKind: nil)
+        self.init(configuration: configuration, transport: transport, errorTag: nil)
     }
 
-    /// Creates a session; the sessions of one ``ResourceAccess`` share one `retryBudget`, so
-    /// the budget bounds the retries towards its gateway, not each kind of request apart.
+    /// Creates a session whose errors record `errorTag`; sessions that send to one gateway
+    /// share one `retryBudget`, so the budget bounds the retries towards the gateway, not
+    /// those of each session apart.
     init(
         configuration: Configuration,
         transport: (any Transport)?,
-        requestKind: ResourceAccess.RequestKind?,
+        errorTag: (any ErrorAttribute)?,
         retryBudget: RetryBudget = RetryBudget()
     ) {
-        self.requestKind = requestKind
+        self.errorTag = errorTag
         self.ownsTransport = transport == nil
         let transport = transport ?? CurlTransport()
         self.transport = transport
@@ -321,7 +322,7 @@ public actor Session {
         deadline: ContinuousClock.Instant? = nil,
         retryPolicy: RetryPolicy? = nil,
         streamed: Bool = false,
-        credential: UserCredential? = nil
+        attributes: RequestAttributes = RequestAttributes()
     ) -> MiddlewareContext {
         var options = snapshot.configuration.transferOptions(deadline: deadline)
         if streamed { options.responseBody = .streamed(bufferBytes: snapshot.configuration.streamBufferSize) }
@@ -332,7 +333,7 @@ public actor Session {
             control: .none,
             retryPolicy: retryPolicy
         )
-        context.userCredential = credential
+        context.attributes = attributes
         return context
     }
 
@@ -349,7 +350,7 @@ public actor Session {
         deadline: ContinuousClock.Instant? = nil,
         retryPolicy: RetryPolicy? = nil,
         streamed: Bool = false,
-        credential: UserCredential? = nil,
+        attributes: RequestAttributes = RequestAttributes(),
         logger: Logger?
     ) async throws -> Response {
         let snapshot = startRequest()
@@ -363,7 +364,7 @@ public actor Session {
                     deadline: deadline,
                     retryPolicy: retryPolicy,
                     streamed: streamed,
-                    credential: credential
+                    attributes: attributes
                 )
             )
             return ended(response, endpoint: endpoint)
@@ -372,19 +373,20 @@ public actor Session {
         }
     }
 
-    /// What a request's failure becomes: a ``CourierError`` learns the request's endpoint and,
-    /// on a client's session, the kind of request.
+    /// What a request's failure becomes: a ``CourierError`` learns the request's endpoint and
+    /// the session's ``errorTag``.
     @inline(never)
     nonisolated func failure(_ error: any Error, method: HTTPRequest.Method, target: String) -> any Error {
         guard let error = error as? CourierError else { return error }
         return tagged(error.with(endpoint: ResponseEndpoint(method: method, target: target).description))
     }
 
-    /// The error with this session's request kind recorded, when it has one: the one place
-    /// where errors of the user and device clients learn which kind of request failed.
+    /// The error with this session's ``errorTag`` recorded, when it has one: the one place
+    /// where the errors of a session learn what the layer that made it wants them to say (which
+    /// kind of request failed, say).
     nonisolated func tagged(_ error: any Error) -> any Error {
-        guard let requestKind, let error = error as? CourierError else { return error }
-        return error.with(requestKind: requestKind)
+        guard let errorTag, let error = error as? CourierError else { return error }
+        return error.recording(errorTag)
     }
 
     /// Sends a request and returns as soon as the response head arrives; the body streams.
@@ -441,13 +443,13 @@ public actor Session {
     }
 
     /// Starts an observable task that must have its response by `deadline`, carrying the
-    /// token of `credential` on a shared user session.
+    /// `attributes` a layer above the core attached to the request.
     nonisolated func task(
         for request: HTTPRequest,
         body: RequestBody?,
         deadline: ContinuousClock.Instant?,
         retryPolicy: RetryPolicy?,
-        credential: UserCredential? = nil,
+        attributes: RequestAttributes = RequestAttributes(),
         logger: Logger?
     ) -> NetworkTask {
         let task = NetworkTask.make(request: request)
@@ -465,7 +467,7 @@ public actor Session {
             control: task.control,
             retryPolicy: retryPolicy
         )
-        taskContext.userCredential = credential
+        taskContext.attributes = attributes
         let context = taskContext
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
         task.start { [self] in

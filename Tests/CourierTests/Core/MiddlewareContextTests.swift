@@ -56,4 +56,44 @@ struct MiddlewareContextTests {
         #expect(options.deadline == nil)
         #expect(options == TransferOptions())
     }
+
+    /// A value of a layer above the core, as the auth layer's user credential is.
+    private struct Owner: RequestAttribute, Equatable { let name: String }
+    /// Another one, to fill the bag past its inline slot.
+    private struct Tenant: RequestAttribute, Equatable { let id: Int }
+    /// A third.
+    private struct Region: RequestAttribute, Equatable { let code: String }
+
+    @Test func attributesSetOnACopyAreNotSeenByTheOriginal() {
+        let original = Self.context()
+        var copy = original
+        copy.attributes[Owner.self] = Owner(name: "alice")
+        #expect(original.attributes[Owner.self] == nil)
+        #expect(copy.attributes[Owner.self] == Owner(name: "alice"))
+    }
+
+    @Test func attributesHoldOneValueOfEachTypeWhateverTheOrderTheyAreSetIn() {
+        var attributes = RequestAttributes(Owner(name: "alice"))
+        attributes[Tenant.self] = Tenant(id: 1)
+        attributes[Region.self] = Region(code: "eu")
+        attributes[Tenant.self] = Tenant(id: 2)
+        attributes[Owner.self] = Owner(name: "bob")
+        #expect(attributes[Owner.self] == Owner(name: "bob"))
+        #expect(attributes[Tenant.self] == Tenant(id: 2))
+        #expect(attributes[Region.self] == Region(code: "eu"))
+
+        // The inline value removed: the others stay, and a value set again is the only one
+        // of its type.
+        attributes[Owner.self] = nil
+        #expect(attributes[Owner.self] == nil)
+        attributes[Tenant.self] = Tenant(id: 3)
+        attributes[Tenant.self] = nil
+        #expect(attributes[Tenant.self] == nil)
+        #expect(attributes[Region.self] == Region(code: "eu"))
+        attributes[Tenant.self] = Tenant(id: 4)
+        attributes[Region.self] = nil
+        #expect(attributes[Region.self] == nil)
+        #expect(attributes[Tenant.self] == Tenant(id: 4))
+        #expect(RequestAttributes()[Owner.self] == nil)
+    }
 }

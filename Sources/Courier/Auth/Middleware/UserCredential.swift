@@ -5,9 +5,16 @@
 /// broker here, and ``BearerTokenMiddleware`` asks that broker. Holding the ``UserClient``
 /// also keeps the user in memory while the request runs, so the user registry never evicts
 /// a user with a request in flight.
-struct UserCredential: Sendable {
+struct UserCredential: RequestAttribute {
     /// The broker whose token the request carries.
     let broker: TokenBroker
     /// The user the broker belongs to.
     let user: UserClient
+}
+
+extension MiddlewareContext {
+    /// The token of a user-bound request on a session every user shares: which broker the
+    /// credential middleware asks, and the user it belongs to, kept in memory while the
+    /// request runs. `nil` on sessions whose credential middleware holds its own broker.
+    var userCredential: UserCredential? { attributes[UserCredential.self] }
 }
