@@ -43,7 +43,9 @@ func printReport(figures: [StoreFigures], memory: [ServeResult], limits: StoreLi
     print("| Users | Call | Samples | p50 µs | p99 µs | max µs |")
     print("|---:|---|---:|---:|---:|---:|")
     for figure in figures {
-        for (name, latencies) in [("read `entry(for:)`", figure.reads), ("CAS write `setToken(_:for:ifVersion:)`", figure.writes)] {
+        for (name, latencies) in [
+            ("read `entry(for:)`", figure.reads), ("CAS write `setToken(_:for:ifVersion:)`", figure.writes),
+        ] {
             print(
                 "| \(number(figure.users)) | \(name) | \(number(latencies.count)) | \(micro(latencies.quantile(0.5))) "
                     + "| \(micro(latencies.quantile(0.99))) | \(micro(latencies.maximum)) |"
@@ -59,7 +61,9 @@ func printReport(figures: [StoreFigures], memory: [ServeResult], limits: StoreLi
     print("transport fails any request: the Requests column must be 0). Baseline: RSS with the store open and")
     print("one user served; peak: `VmHWM` (= `ru_maxrss`).")
     print()
-    print("| Stored users | Served at once | Baseline RSS | Peak RSS | Peak − baseline | Per user served | Time | Requests |")
+    print(
+        "| Stored users | Served at once | Baseline RSS | Peak RSS | Peak − baseline | Per user served | Time | Requests |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for result in memory {
         let served = result.number("served")
@@ -81,8 +85,12 @@ func printReport(figures: [StoreFigures], memory: [ServeResult], limits: StoreLi
         let write = large.writes.quantile(0.99)
         print("| Goal | Measured | |")
         print("|---|---:|---|")
-        print("| read p99 < 1 ms at \(number(large.users)) users | \(micro(read)) µs | \(read < 1_000 ? "met" : "not met") |")
-        print("| CAS write p99 < 10 ms at \(number(large.users)) users | \(micro(write)) µs | \(write < 10_000 ? "met" : "not met") |")
+        print(
+            "| read p99 < 1 ms at \(number(large.users)) users | \(micro(read)) µs | \(read < 1_000 ? "met" : "not met") |"
+        )
+        print(
+            "| CAS write p99 < 10 ms at \(number(large.users)) users | \(micro(write)) µs | \(write < 10_000 ? "met" : "not met") |"
+        )
         if memory.count >= 3 {
             let large = memory[1].number("peakKiB")
             let small = memory[2].number("peakKiB")

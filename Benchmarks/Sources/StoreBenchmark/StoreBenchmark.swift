@@ -3,7 +3,8 @@ import Foundation
 /// The whole run: both stores filled and measured, the memory of the serving processes, the
 /// Markdown report on standard output; the temporary directory removed at the end, whatever
 /// happened.
-func runStoreBenchmark(largeUsers: Int, smallUsers: Int, served: Int, limits: StoreLimits, parent: String) async throws {
+func runStoreBenchmark(largeUsers: Int, smallUsers: Int, served: Int, limits: StoreLimits, parent: String) async throws
+{
     let directory = (parent as NSString).appendingPathComponent("courier-store-bench-\(UUID().uuidString.prefix(8))")
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     log("working in \(directory)")

@@ -37,7 +37,11 @@ do {
             largeUsers: option("users", 1_000_000),
             smallUsers: option("small-users", 10_000),
             served: option("serve", 50_000),
-            limits: StoreLimits(batch: option("batch", 10_000), reads: option("reads", 20_000), writes: option("writes", 2_000)),
+            limits: StoreLimits(
+                batch: option("batch", 10_000),
+                reads: option("reads", 20_000),
+                writes: option("writes", 2_000)
+            ),
             parent: option("directory", NSTemporaryDirectory())
         )
     }
