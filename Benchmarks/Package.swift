@@ -9,6 +9,7 @@ import PackageDescription
 // - `CourierLoadClient`, `AHCLoadClient`, `URLSessionLoadClient` and `CurlFloorClient` are
 //   those clients; each is a small executable so that its RSS and CPU are its own.
 // - `CourierMicro` holds the micro benchmarks (ordo-one/benchmark).
+// - `StoreBenchmark` measures the SQLite token store (`run.sh store`).
 let package = Package(
     name: "CourierBenchmarks",
     platforms: [.macOS(.v15)],
@@ -86,6 +87,19 @@ let package = Package(
             name: "LoadHarness",
             dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Sources/LoadHarness"
+        ),
+        // The SQLite token store's figures (`Benchmarks/run.sh store`): a million users' tokens,
+        // the latency of a read and of a compare-and-swap write, the memory of a process serving
+        // fifty thousand users at once.
+        .executableTarget(
+            name: "StoreBenchmark",
+            dependencies: [
+                .product(name: "Courier", package: "courier"),
+                .product(name: "CourierSQLite", package: "courier"),
+                .product(name: "CourierTesting", package: "courier"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Sources/StoreBenchmark"
         ),
         // The heap in use (glibc's mallinfo2), for the memory per user of CourierMicro.
         .target(name: "CHeapInfo", path: "Sources/CHeapInfo"),

@@ -7,6 +7,8 @@
 #   Benchmarks/run.sh serve        start only the nginx (for profiling a client by hand)
 #   Benchmarks/run.sh soak [N]     N (1,000,000) GETs at 64 in flight, RSS and fds every 50,000 → RESULTS-soak.md
 #   Benchmarks/run.sh faults       the fault matrix: one line per broken server → RESULTS-faults.md
+#   Benchmarks/run.sh store [FLAGS] the SQLite token store: 1,000,000 users' tokens, read and CAS-write p50/p99,
+#                                  RSS of a process serving 50,000 users (~5 min, ~1 GB of disk) → RESULTS-store.md
 #
 # Any other flag goes to LoadHarness (`Benchmarks/run.sh --help` lists them), for example
 #   Benchmarks/run.sh --clients courier,curl --protocols h1 --sizes 1k --concurrency 64
@@ -46,6 +48,25 @@ if [[ "${1:-}" == "micro" ]]; then
         sed 's/\x1b\[[0-9;]*m//g' "$here/.micro.out"   # no terminal colours in the file
     } > "$here/RESULTS-micro.md"
     rm -f "$here/.micro.out"
+    exit 0
+fi
+
+if [[ "${1:-}" == "store" ]]; then
+    shift
+    touch "$here/Package.swift"   # see below: makes SwiftPM see new files of the root package
+    swift build -c release --package-path "$here" --product StoreBenchmark >&2
+    bin="$(swift build -c release --package-path "$here" --show-bin-path)"
+    # Default scheduling: the store's cost is mostly its fsync, which no scheduler shortens, and
+    # the fill would hold a CPU for minutes under SCHED_FIFO. The header records the load.
+    header="$(report_header "Courier SQLite token store" "Scheduling: default (shared machine)")"   # the load before
+    "$bin/StoreBenchmark" "$@" > "$here/.store.out"
+    {
+        echo "$header"
+        echo "- Load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+        echo
+        cat "$here/.store.out"
+    } | tee "$here/RESULTS-store.md"
+    rm -f "$here/.store.out"
     exit 0
 fi
 

@@ -70,6 +70,55 @@ struct SQLiteStoreImportTests {
         for key in live + removed { #expect(try await store.entry(for: key) == entries[key], "\(key)") }
     }
 
+    /// Tokens from a source of the caller's: copied under their keys, never over what the
+    /// store holds, the first of a key given twice, and readable from another instance (a
+    /// process of its own).
+    @Test func tokensFromAnySourceAreCopiedInOneTransaction() async throws {
+        let store = fixtures.store()
+        try await store.setToken(StoreFixtures.token("newer"), for: key("user-1"))
+        try await store.setToken(StoreFixtures.token("soon gone"), for: key("user-2"))
+        try await store.removeTokens(clientID: "courier-user", user: "user-2")
+        let users = (0..<2_500).map { "user-\($0)" }
+        let source = users.lazy.map { (key: key($0), token: StoreFixtures.token($0)) }
+        let copied = try await store.importEntries(source + [(key: key("user-7"), token: StoreFixtures.token("twice"))])
+        #expect(copied == users.count - 2)
+
+        let other = fixtures.store()
+        #expect(try await other.token(for: key("user-0")) == StoreFixtures.token("user-0"))
+        #expect(try await other.token(for: key("user-2499")) == StoreFixtures.token("user-2499"))
+        #expect(try await other.token(for: key("user-7")) == StoreFixtures.token("user-7"))
+        #expect(try await other.token(for: key("user-1")) == StoreFixtures.token("newer"))
+        #expect(try await other.token(for: key("user-2")) == nil)
+        // All under one version: one transaction.
+        var versions: Set<UInt64> = []
+        for user in users.prefix(20).dropFirst(3) { versions.insert(try await other.entry(for: key(user)).version) }
+        #expect(versions.count == 1)
+        #expect(try await store.importEntries(source) == 0)
+        #expect(try await store.importEntries([(key: TokenStoreKey, token: OAuth2Token)]()) == 0)
+    }
+
+    /// A batch whose commit fails half-way — here a trigger refuses one row, as a full disk or
+    /// a damaged page would — writes none of its tokens; the same batch again copies them all.
+    @Test func aBatchThatFailsWritesNothing() async throws {
+        let store = fixtures.store()
+        try await store.setToken(StoreFixtures.token("first"), for: key("first"))
+        let raw = try RawDatabase(fixtures.path)
+        try raw.execute(
+            """
+            CREATE TRIGGER refuse BEFORE INSERT ON tokens WHEN NEW.user_key = 'user-500'
+            BEGIN SELECT RAISE(ABORT, 'refused'); END
+            """
+        )
+        let batch = (0..<1_000).map { (key: key("user-\($0)"), token: StoreFixtures.token("user-\($0)")) }
+        await #expect(throws: CourierError.self) { try await store.importEntries(batch) }
+        for user in ["user-0", "user-499", "user-999"] {
+            #expect(try await store.entry(for: key(user)) == TokenStoreEntry(token: nil, version: 0))
+        }
+        try raw.execute("DROP TRIGGER refuse")
+        #expect(try await store.importEntries(batch) == batch.count)
+        #expect(try await store.token(for: key("user-999")) == StoreFixtures.token("user-999"))
+    }
+
     @Test func theFileStoresDefaultKeyFileIsUsedByDefault() async throws {
         let file = EncryptedFileTokenStore(path: filePath)
         try await file.setToken(StoreFixtures.token("a"), for: key("alice"))

@@ -58,6 +58,9 @@ func openBrowserAndWaitForRedirect(_ url: URL) async throws -> URL { url }
 /// Signs in at a SAML identity provider and returns the session cookie.
 func signInWithIdentityProvider() async throws -> String { "" }
 
+/// The users and tokens of a store the app moves away from, as its own code enumerates them.
+func legacyTokens() async throws -> [(user: String, token: OAuth2Token)] { [] }
+
 /// The token store's key, from the app's secret manager.
 func loadTokenStoreKey() async throws -> SymmetricKey { SymmetricKey(size: .bits256) }
 

@@ -1102,6 +1102,26 @@ func sample_CourierSQLite_2() async throws {
 #sourceLocation()
 }
 
+// Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md, sample 3
+func sample_CourierSQLite_3() async throws {
+#sourceLocation(file: "Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md", line: 96)
+
+
+    let store = SQLiteTokenStore(path: "/var/lib/my-service/tokens.sqlite")
+    let legacy = try await legacyTokens()  // [(user: String, token: OAuth2Token)], from your old store
+    var copied = 0
+    for start in stride(from: 0, to: legacy.count, by: 10_000) {
+        let batch = legacy[start..<min(start + 10_000, legacy.count)]
+        copied += try await store.importEntries(
+            batch.lazy.map { entry in
+                (key: TokenStoreKey(clientID: "my-service", level: .user, user: entry.user), token: entry.token)
+            }
+        )
+    }
+    print("copied \(copied) tokens")
+#sourceLocation()
+}
+
 // Sources/CourierServiceLifecycle/CourierServiceLifecycle.docc/CourierServiceLifecycle.md, sample 1
 #if ServiceLifecycle
 func sample_CourierServiceLifecycle_1() async throws {
