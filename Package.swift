@@ -179,6 +179,14 @@ let package = Package(
             dependencies: ["Courier", "CourierSQLite"],
             path: "Tests/Executables/CourierSQLiteWriter"
         ),
+        // Reads and writes the tokens of random users of an SQLite store, reporting each committed
+        // write, until told to stop: the CourierSQLite key-rotation test restarts four of them
+        // through the steps of a change of key.
+        .executableTarget(
+            name: "CourierSQLiteKeyRotationMember",
+            dependencies: ["Courier", "CourierSQLite"],
+            path: "Tests/Executables/CourierSQLiteKeyRotationMember"
+        ),
         // The `courier` command's logic, a library so that tests can parse its arguments;
         // CourierCommand is the thin executable.
         .target(
@@ -246,7 +254,7 @@ let package = Package(
             name: "CourierSQLiteTests",
             dependencies: [
                 "Courier", "CourierSQLite", "CSQLite", "CourierFleet", "CourierSQLiteFleetMember",
-                "CourierSQLiteWriter",
+                "CourierSQLiteWriter", "CourierSQLiteKeyRotationMember",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -18,6 +18,14 @@ struct EntryKey: Sendable, Hashable {
         level = key.level.rawValue
     }
 
+    /// The key of a row as read from its columns.
+    init(clientID: String, hasUser: Bool, user: String, level: String) {
+        self.clientID = clientID
+        self.hasUser = hasUser
+        self.user = user
+        self.level = level
+    }
+
     /// The columns, in the order of the primary key: client, user, level.
     var values: [SQLiteStatement.Value] {
         [.text(clientID), .integer(hasUser ? 1 : 0), .text(user), .text(level)]

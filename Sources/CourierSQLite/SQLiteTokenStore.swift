@@ -239,7 +239,7 @@ public final class SQLiteTokenStore: SharedTokenStore {
     /// Runs `body` on the reader's thread; every error as a ``/Courier/CourierError`` (or
     /// `CancellationError`). A file that is missing or has no tables yet is created by the
     /// writer first; a store that exists is read without the writer, whatever it waits for.
-    private func read<Value: Sendable>(
+    func read<Value: Sendable>(
         _ operation: String,
         _ body: @escaping @Sendable (SQLiteConnection) throws -> Value
     ) async throws -> Value {

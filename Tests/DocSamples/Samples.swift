@@ -353,7 +353,7 @@ func sample_Authentication_12() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 13
 func sample_Authentication_13() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 491)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 493)
     let store = EncryptedFileTokenStore(
         path: "/var/lib/my-service/tokens.store",
         keyProvider: .systemdCredential("tokens-2026-11").accepting(.systemdCredential("tokens-2026-12"))
@@ -364,7 +364,7 @@ func sample_Authentication_13() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 14
 func sample_Authentication_14() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 503)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 505)
     let store = EncryptedFileTokenStore(
         path: "/var/lib/my-service/tokens.store",
         keyProvider: .systemdCredential("tokens-2026-12").accepting(.systemdCredential("tokens-2026-11"))
@@ -375,7 +375,7 @@ func sample_Authentication_14() async throws {
 
 // Documentation.docc/Articles/Authentication.md, sample 15
 func sample_Authentication_15() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 535)
+#sourceLocation(file: "Documentation.docc/Articles/Authentication.md", line: 537)
     let report = await access.userClient.logout()
     if !report.isComplete {
         logger.warning("logout: \(report.revokedTokens) revoked, failures: \(report.failures.map(\.kind))")
@@ -1093,7 +1093,21 @@ func sample_CourierSQLite_1() async throws {
 
 // Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md, sample 2
 func sample_CourierSQLite_2() async throws {
-#sourceLocation(file: "Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md", line: 80)
+#sourceLocation(file: "Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md", line: 77)
+
+
+    let store = SQLiteTokenStore(
+        path: "/var/lib/my-service/tokens.sqlite",
+        keyProvider: .systemdCredential("tokens-2026-12").accepting(.systemdCredential("tokens-2026-11"))
+    )
+    let resealed = try await store.resealEntries()
+    print("sealed \(resealed) tokens again")
+#sourceLocation()
+}
+
+// Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md, sample 3
+func sample_CourierSQLite_3() async throws {
+#sourceLocation(file: "Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md", line: 104)
 
 
     let store = SQLiteTokenStore(path: "/var/lib/my-service/tokens.sqlite")

@@ -15,6 +15,8 @@ final class ChildProcess: @unchecked Sendable {
     let lines: AsyncStream<String>
     /// Where its standard error goes.
     let errorPath: String
+    /// Its standard input, when it was started with one; closing it tells it to stop.
+    private let input: FileHandle?
 
     /// The executable `name`, built next to the test bundle (the test target depends on it).
     static func executable(_ name: String) throws -> String {
@@ -27,7 +29,16 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Starts `executable`.
-    init(executable: String, arguments: [String], environment: [String: String] = [:], errorPath: String) throws {
+    ///
+    /// - Parameter withInput: Whether to give it a standard input that ``closeInput()``
+    ///   closes (otherwise it reads an empty one).
+    init(
+        executable: String,
+        arguments: [String],
+        environment: [String: String] = [:],
+        errorPath: String,
+        withInput: Bool = false
+    ) throws {
         self.errorPath = errorPath
         _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         let pipe = Pipe()
@@ -35,7 +46,13 @@ final class ChildProcess: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardInput = FileHandle.nullDevice
+        let inputPipe = withInput ? Pipe() : nil
+        input = inputPipe?.fileHandleForWriting
+        if let inputPipe {
+            process.standardInput = inputPipe
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
         process.standardOutput = pipe
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
         let (lines, continuation) = AsyncStream.makeStream(of: String.self)
@@ -65,6 +82,16 @@ final class ChildProcess: @unchecked Sendable {
             }
             continuation.finish()
         }.start()
+    }
+
+    /// Writes `line` and a newline to its standard input, then closes it: it reads the line,
+    /// then the end of its input (which a copy of the pipe inherited by another child would
+    /// hold back).
+    func closeInput(after line: String) {
+        // A process that ended already must not end this one with SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
+        try? input?.write(contentsOf: Data((line + "\n").utf8))
+        try? input?.close()
     }
 
     /// SIGKILL: the process dies at once, wherever it is.
