@@ -64,7 +64,9 @@ struct SQLiteStoreVersionTests {
         let results = try await withThrowingTaskGroup(of: TokenStoreEntry?.self) { group in
             for index in 0..<16 {
                 let store = stores[index % stores.count]
-                group.addTask { [key] in try await store.setToken(StoreFixtures.token("\(index)"), for: key, ifVersion: 0) }
+                group.addTask { [key] in
+                    try await store.setToken(StoreFixtures.token("\(index)"), for: key, ifVersion: 0)
+                }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }

@@ -1116,9 +1116,9 @@ func sample_CourierSQLite_3() async throws {
 #sourceLocation()
 }
 
-// Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md, sample 3
-func sample_CourierSQLite_3() async throws {
-#sourceLocation(file: "Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md", line: 96)
+// Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md, sample 4
+func sample_CourierSQLite_4() async throws {
+#sourceLocation(file: "Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md", line: 120)
 
 
     let store = SQLiteTokenStore(path: "/var/lib/my-service/tokens.sqlite")
