@@ -130,6 +130,27 @@ public struct MiddlewareContext: Sendable {
         )
     }
 
+    /// Creates the context a request of a session starts with: its first attempt, carrying the
+    /// `attributes` a layer above the core attached to it.
+    init(
+        taskID: NetworkTask.ID,
+        logger: Logger,
+        options: TransferOptions,
+        control: TransferControl,
+        retryPolicy: RetryPolicy?,
+        attributes: RequestAttributes
+    ) {
+        storage = Storage(
+            taskID: taskID,
+            attempt: 1,
+            logger: logger,
+            options: options,
+            control: control,
+            retryPolicy: retryPolicy,
+            attributes: attributes
+        )
+    }
+
     /// Creates a context with the session's retry policy.
     ///
     /// - Parameters:

@@ -8,14 +8,18 @@ protocol RequestAttribute: Sendable {}
 
 /// The values that the layers above the core attach to one request, at most one of each type.
 ///
-/// Cheap per request: the first value is kept inline (a value of up to three words sits in the
-/// existential's own buffer), so a request with one attribute or none allocates nothing for
-/// them; only a second value takes an array.
+/// Cheap per request: the values are one optional existential, four words. A request with no
+/// attribute copies and frees nothing for them, and one with a single attribute of up to three
+/// words (the user's credential is two) keeps it in the existential's own buffer, unallocated;
+/// only a second value takes an array.
 struct RequestAttributes: Sendable {
-    /// The first value set.
-    private var first: (any Sendable)?
-    /// The values set after the first: empty, and so unallocated, on most requests.
-    private var others: [any Sendable] = []
+    /// Several values, kept as one: an array is one word, so it too sits in the existential.
+    private struct Several: Sendable {
+        var values: [any Sendable]
+    }
+
+    /// Nothing, the one value set, or ``Several``.
+    private var storage: (any Sendable)?
 
     /// No values.
     init() {}
@@ -24,26 +28,34 @@ struct RequestAttributes: Sendable {
     ///
     /// - Parameter value: The value.
     init(_ value: some RequestAttribute) {
-        first = value
+        storage = value
     }
 
     /// The value of type `type`, or `nil` when none is set; setting `nil` removes it.
     subscript<Value: RequestAttribute>(_ type: Value.Type) -> Value? {
         get {
-            if let value = first as? Value { return value }
-            for value in others {
+            guard let storage else { return nil }
+            if let value = storage as? Value { return value }
+            guard let several = storage as? Several else { return nil }
+            for value in several.values {
                 if let value = value as? Value { return value }
             }
             return nil
         }
         set {
-            if let current = first, current is Value {
-                first = newValue
-                return
+            var values: [any Sendable]
+            switch storage {
+            case nil: values = []
+            case let several as Several: values = several.values
+            case let value?: values = [value]
             }
-            others.removeAll { $0 is Value }
-            guard let newValue else { return }
-            if first == nil { first = newValue } else { others.append(newValue) }
+            values.removeAll { $0 is Value }
+            if let newValue { values.append(newValue) }
+            switch values.count {
+            case 0: storage = nil
+            case 1: storage = values[0]
+            default: storage = Several(values: values)
+            }
         }
     }
 }

@@ -326,15 +326,14 @@ public actor Session {
     ) -> MiddlewareContext {
         var options = snapshot.configuration.transferOptions(deadline: deadline)
         if streamed { options.responseBody = .streamed(bufferBytes: snapshot.configuration.streamBufferSize) }
-        var context = MiddlewareContext(
+        return MiddlewareContext(
             taskID: .next(),
             logger: logger ?? silentLogger,
             options: options,
             control: .none,
-            retryPolicy: retryPolicy
+            retryPolicy: retryPolicy,
+            attributes: attributes
         )
-        context.attributes = attributes
-        return context
     }
 
     /// Sends a request with the endpoint a ``ResourceRequest`` names, buffered or streamed.
@@ -460,15 +459,14 @@ public actor Session {
         }
         var options = snapshot.configuration.transferOptions(deadline: deadline)
         options.reportsProgress = true
-        var taskContext = MiddlewareContext(
+        let context = MiddlewareContext(
             taskID: task.id,
             logger: logger ?? Self.silentLogger,
             options: options,
             control: task.control,
-            retryPolicy: retryPolicy
+            retryPolicy: retryPolicy,
+            attributes: attributes
         )
-        taskContext.attributes = attributes
-        let context = taskContext
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
         task.start { [self] in
             defer {
