@@ -30,9 +30,10 @@ import Foundation
 ///   version), kept for an hour and then pruned: by then no writer can still hold a read of
 ///   the entry from before it was first written, and every other version it had fails a
 ///   compare-and-swap as before.
-/// - **Durable.** Every commit is flushed to the disk before the call returns
-///   (`synchronous = FULL`): a committed token survives a killed process and a power cut. A
-///   process killed in the middle of a write leaves the store as it was before that write.
+/// - **Durable.** Every write of a token or a removal is flushed to the disk before the call
+///   returns (`synchronous = FULL`): it survives a killed process and a power cut. A process
+///   killed in the middle of a write leaves the store as it was before that write. Leases,
+///   which live seconds, are committed without the flush.
 /// - **Off the cooperative pool.** SQLite's calls block — on the disk, on `fsync`, on another
 ///   process's lock — so the store makes them on two threads of its own, one that writes and
 ///   one that reads (reads do not wait behind writes), and callers await them. A caller

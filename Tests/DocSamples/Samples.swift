@@ -1060,7 +1060,7 @@ func sample_CourierSQLite_1() async throws {
 
 // Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md, sample 2
 func sample_CourierSQLite_2() async throws {
-#sourceLocation(file: "Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md", line: 80)
+#sourceLocation(file: "Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md", line: 82)
 
 
     let store = SQLiteTokenStore(path: "/var/lib/my-service/tokens.sqlite")

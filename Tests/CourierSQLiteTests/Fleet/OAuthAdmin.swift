@@ -14,6 +14,12 @@ struct OAuthAdmin: Sendable {
         _ = try await call("POST", "/admin/lifetime?seconds=\(seconds)")
     }
 
+    /// `POST /admin/token-fault`: what the token endpoint does instead of answering at once:
+    /// `none`, or `slow` (it waits `delayMilliseconds` first).
+    func setTokenFault(_ mode: String, delayMilliseconds: Int = 0) async throws {
+        _ = try await call("POST", "/admin/token-fault?mode=\(mode)&delay_ms=\(delayMilliseconds)")
+    }
+
     /// `GET /admin/stats`: counters, among them `refresh_reuse_detected` and `failed_grants`.
     func stats() async throws -> [String: Any] {
         try await call("GET", "/admin/stats")

@@ -10,7 +10,11 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct SQLiteStoreBrokerTests {
     /// A resource access on `store` against the servers, logging to `events`.
-    static func access(_ servers: FleetServers, store: SQLiteTokenStore, events: FleetEventCounter) throws
+    static func access(
+        _ servers: FleetServers,
+        store: SQLiteTokenStore,
+        events: FleetEventCounter
+    ) throws
         -> ResourceAccess
     {
         let options = try FleetOptions(
