@@ -61,8 +61,11 @@ public final class SQLiteTokenStore: SharedTokenStore {
     public let path: String
     /// How the store waits for other processes.
     public let configuration: Configuration
+    /// Seals and opens the tokens, with the key asked of the provider once.
     let sealer: TokenSealer
+    /// The thread and connection of every write: tokens, removals, leases, the schema.
     let writer: SQLiteWorker
+    /// The thread and connection of the reads, which never wait for the writer.
     let reader: SQLiteWorker
 
     /// Creates a store; the file is opened, and created when missing (mode 0600), on the first

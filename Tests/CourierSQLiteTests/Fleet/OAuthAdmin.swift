@@ -7,6 +7,7 @@ import FoundationNetworking
 /// The authorization server's admin routes, over its plain loopback port: test code only,
 /// never Courier.
 struct OAuthAdmin: Sendable {
+    /// The authorization server's plain HTTP address.
     let base: URL
 
     /// `POST /admin/lifetime?seconds=N`: tokens issued from now on live N seconds.
@@ -39,7 +40,7 @@ struct OAuthAdmin: Sendable {
         request.timeoutInterval = 10
         let (data, response) = try await URLSession.shared.data(for: request)
         guard let status = (response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status) else {
-            throw RawDatabaseError(message: "\(method) \(path): \(String(decoding: data, as: UTF8.self))")
+            throw TestSetupError(message: "\(method) \(path): \(String(decoding: data, as: UTF8.self))")
         }
         return (try JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
     }
