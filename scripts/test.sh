@@ -52,6 +52,9 @@ echo "== tests"
 # Serial: the memory measurements (RSS while streaming 64 MiB) must not see other tests.
 # CourierPostgresTests start their PostgreSQL (and the OAuth2 servers behind TLS) through
 # Tests/Servers/serve.py --only postgres,oauth,oauth_tls, and it stops when the tests exit.
+# CourierSQLiteTests start the OAuth2 servers behind TLS the same way (--only oauth,oauth_tls)
+# and, when run as root, mount a 512 KiB tmpfs under the temporary directory for the time of
+# one test (a full disk), unmounted when it ends.
 swift test --skip-build --enable-all-traits --no-parallel
 
 if [[ "${COURIER_SKIP_TSAN:-0}" != "1" ]]; then

@@ -4,13 +4,16 @@ import Foundation
 /// A ``/Courier/TokenStoreKey`` as the columns of its row, and as the context its token is
 /// sealed with.
 struct EntryKey: Sendable, Hashable {
+    /// The client id.
     let clientID: String
     /// Whether the key has a user: the key with the user `""` is not the key without one.
     let hasUser: Bool
     /// The user, `""` when there is none.
     let user: String
+    /// The authorization level's name.
     let level: String
 
+    /// The columns of `key`.
     init(_ key: TokenStoreKey) {
         clientID = key.clientID
         hasUser = key.user != nil

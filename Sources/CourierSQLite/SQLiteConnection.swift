@@ -15,6 +15,7 @@ import Darwin
 final class SQLiteConnection {
     /// SQLite's handle.
     let handle: OpaquePointer
+    /// The prepared statements, by their SQL.
     private var statements: [String: SQLiteStatement] = [:]
     /// When this connection last removed tombstones and expired leases; `nil` before it did.
     var lastPruned: ContinuousClock.Instant?

@@ -7,11 +7,13 @@ import Foundation
 final class SQLiteStatement {
     /// SQLite's handle; finalized by the connection when it closes.
     let handle: OpaquePointer
+    /// The connection's handle, for its error messages.
     private let connection: OpaquePointer
 
     /// SQLite's "copy the bytes now" destructor, which Swift cannot import as a macro.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
+    /// Wraps a statement that `connection` prepared.
     init(handle: OpaquePointer, connection: OpaquePointer) {
         self.handle = handle
         self.connection = connection
@@ -19,10 +21,15 @@ final class SQLiteStatement {
 
     /// A value to bind to a parameter.
     enum Value {
+        /// A 64-bit integer.
         case integer(Int64)
+        /// A floating-point number (times, in seconds since 1970).
         case real(Double)
+        /// UTF-8 text, bound with its length.
         case text(String)
+        /// Bytes.
         case blob(Data)
+        /// NULL.
         case null
     }
 

@@ -30,9 +30,10 @@ import Foundation
 ///   version), kept for an hour and then pruned: by then no writer can still hold a read of
 ///   the entry from before it was first written, and every other version it had fails a
 ///   compare-and-swap as before.
-/// - **Durable.** Every commit is flushed to the disk before the call returns
-///   (`synchronous = FULL`): a committed token survives a killed process and a power cut. A
-///   process killed in the middle of a write leaves the store as it was before that write.
+/// - **Durable.** Every write of a token or a removal is flushed to the disk before the call
+///   returns (`synchronous = FULL`): it survives a killed process and a power cut. A process
+///   killed in the middle of a write leaves the store as it was before that write. Leases,
+///   which live seconds, are committed without the flush.
 /// - **Off the cooperative pool.** SQLite's calls block — on the disk, on `fsync`, on another
 ///   process's lock — so the store makes them on two threads of its own, one that writes and
 ///   one that reads (reads do not wait behind writes), and callers await them. A caller
@@ -60,8 +61,11 @@ public final class SQLiteTokenStore: SharedTokenStore {
     public let path: String
     /// How the store waits for other processes.
     public let configuration: Configuration
+    /// Seals and opens the tokens, with the key asked of the provider once.
     let sealer: TokenSealer
+    /// The thread and connection of every write: tokens, removals, leases, the schema.
     let writer: SQLiteWorker
+    /// The thread and connection of the reads, which never wait for the writer.
     let reader: SQLiteWorker
 
     /// Creates a store; the file is opened, and created when missing (mode 0600), on the first

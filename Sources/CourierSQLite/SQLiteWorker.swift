@@ -46,11 +46,17 @@ final class SQLiteWorker: Sendable {
         }
     }
 
+    /// What the callers and the thread share, behind ``state``'s lock.
     private struct State {
+        /// The jobs waiting for the thread, oldest first.
         var queue: [Job] = []
+        /// The job the thread runs now.
         var running: Job?
+        /// Whether a stop was asked for: no new jobs; the thread ends once the queue is empty.
         var isStopping = false
+        /// The callers of ``stop()`` waiting for the connection to close.
         var stopped: [CheckedContinuation<Void, Never>] = []
+        /// Whether the thread has ended.
         var hasStopped = false
         /// When the current wait for a lock began (the busy handler's first call for it).
         var busySince: ContinuousClock.Instant?
@@ -59,9 +65,11 @@ final class SQLiteWorker: Sendable {
     }
 
     private let state = LockedBox(State())
+    /// Signalled once per queued job and per stop: the thread waits on it when idle.
     private let wakeup = DispatchSemaphore(value: 0)
     /// How long a job waits for another connection's lock before it fails with `SQLITE_BUSY`.
     let busyTimeout: Duration
+    /// Opens the connection, on the thread.
     private let open: @Sendable (SQLiteConnection.BusyHandler) throws -> SQLiteConnection
 
     /// Starts the thread.
@@ -143,6 +151,7 @@ final class SQLiteWorker: Sendable {
         wakeup.signal()
     }
 
+    /// Queues `job` for the thread, or answers it at once: cancelled, or refused after a stop.
     private func enqueue(_ job: Job, cancelled: Bool) {
         enum Outcome { case queued, cancelled, refused }
         let outcome = state.withLock { state -> Outcome in
@@ -160,6 +169,8 @@ final class SQLiteWorker: Sendable {
         }
     }
 
+    /// The caller of `job` was cancelled: drops the job if it is queued, and marks it so that
+    /// it is not queued or, running, stops waiting for a lock.
     private func cancel(_ job: Job) {
         let drop = state.withLock { state -> Bool in
             switch job.phase {
@@ -191,6 +202,8 @@ final class SQLiteWorker: Sendable {
 
     // MARK: The thread
 
+    /// The thread's loop: runs the queued jobs in order, opening the connection for the first,
+    /// until asked to stop with an empty queue; then closes the connection.
     private func run() {
         var connection: SQLiteConnection?
         while true {
@@ -241,6 +254,7 @@ final class SQLiteWorker: Sendable {
         }
     }
 
+    /// Marks the running `job` finished.
     private func done(_ job: Job) {
         state.withLock { state in
             job.phase = .finished
@@ -257,6 +271,7 @@ final class SQLiteWorker: Sendable {
 
     // MARK: Waiting for locks
 
+    /// The busy handler each connection of this worker installs.
     private var busyHandler: SQLiteConnection.BusyHandler {
         SQLiteConnection.BusyHandler(
             callback: Self.busyCallback,

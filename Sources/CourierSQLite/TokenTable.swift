@@ -5,16 +5,22 @@ import Foundation
 enum TokenTable {
     /// A row as read: its version and its sealed token (`nil`: a tombstone).
     struct Row: Sendable {
+        /// The entry's version.
         let version: UInt64
+        /// The sealed token; `nil` for a tombstone.
         let sealed: Data?
     }
 
     /// A sealed token to write under a key.
     struct Write: Sendable {
+        /// Where it goes.
         let key: EntryKey
+        /// The sealed token; `nil` for a removal.
         let sealed: Data?
     }
 
+    /// The condition that selects the row of one key, with its columns bound from `?1` to `?4`
+    /// (``EntryKey/values``).
     static let keyMatch = "client_id = ?1 AND has_user = ?2 AND user_key = ?3 AND level = ?4"
 
     /// The row of `key`; `nil` when there is none.

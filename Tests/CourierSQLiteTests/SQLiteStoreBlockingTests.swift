@@ -23,6 +23,7 @@ struct SQLiteStoreBlockingTests {
         private let state = NSLock()
         private var released = false
 
+        /// Opens `path` and takes its write lock.
         init(_ path: String) throws {
             database = try RawDatabase(path)
             try database.execute("BEGIN IMMEDIATE")
@@ -170,6 +171,8 @@ struct SQLiteStoreBlockingTests {
 /// A count that tasks raise.
 final class Counter: Sendable {
     private let count = LockedBox(0)
+    /// Adds one.
     func increment() { count.withLock { $0 += 1 } }
+    /// The count now.
     var value: Int { count.withLock { $0 } }
 }

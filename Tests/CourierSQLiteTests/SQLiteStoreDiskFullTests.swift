@@ -116,7 +116,7 @@ struct SQLiteStoreDiskFullTests {
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw RawDatabaseError(message: "\(executable) \(arguments.joined(separator: " ")) failed")
+            throw TestSetupError(message: "\(executable) \(arguments.joined(separator: " ")) failed")
         }
     }
 }

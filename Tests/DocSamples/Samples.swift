@@ -1107,7 +1107,7 @@ func sample_CourierSQLite_2() async throws {
 
 // Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md, sample 3
 func sample_CourierSQLite_3() async throws {
-#sourceLocation(file: "Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md", line: 104)
+#sourceLocation(file: "Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md", line: 106)
 
 
     let store = SQLiteTokenStore(path: "/var/lib/my-service/tokens.sqlite")
@@ -1118,7 +1118,7 @@ func sample_CourierSQLite_3() async throws {
 
 // Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md, sample 4
 func sample_CourierSQLite_4() async throws {
-#sourceLocation(file: "Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md", line: 120)
+#sourceLocation(file: "Sources/CourierSQLite/CourierSQLite.docc/CourierSQLite.md", line: 122)
 
 
     let store = SQLiteTokenStore(path: "/var/lib/my-service/tokens.sqlite")

@@ -5,9 +5,12 @@ import Foundation
 /// One `CourierSQLiteFleetMember` process: its token events (standard error, JSON lines) and,
 /// once it is done, its summary (standard output).
 final class FleetMember: Sendable {
+    /// Its name, in its events and summary.
     let name: String
     private let child: ChildProcess
+    /// The last line of its standard output: its summary, once it is done.
     private let summaryLine = LockedBox<String?>(nil)
+    /// Reads its standard output until it ends.
     private let reading: Task<Void, Never>
 
     /// Starts a member on the store at `storePath`, against `servers`.
@@ -44,7 +47,7 @@ final class FleetMember: Sendable {
         await child.waitForExit(within: limit)
         await reading.value
         guard child.succeeded, let line = summaryLine.withLock({ $0 }) else {
-            throw RawDatabaseError(message: "\(name) failed: \(child.errorOutput.suffix(2000))")
+            throw TestSetupError(message: "\(name) failed: \(child.errorOutput.suffix(2000))")
         }
         return try JSONDecoder().decode(FleetSummary.self, from: Data(line.utf8))
     }

@@ -60,10 +60,10 @@ struct FleetServers: Sendable {
                 (try? String(contentsOfFile: logPath, encoding: .utf8)).map { String($0.suffix(3000)) } ?? ""
             }
             guard process.isRunning else {
-                throw RawDatabaseError(message: "serve.py exited with \(process.terminationStatus): \(output())")
+                throw TestSetupError(message: "serve.py exited with \(process.terminationStatus): \(output())")
             }
             guard ContinuousClock.now < deadline else {
-                throw RawDatabaseError(message: "serve.py was not ready in 120 s: \(output())")
+                throw TestSetupError(message: "serve.py was not ready in 120 s: \(output())")
             }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -76,7 +76,7 @@ struct FleetServers: Sendable {
         guard let oauth = ready.urls["oauth"].flatMap(URL.init(string:)),
             let oauthTLS = ready.urls["oauth_tls"].flatMap(URL.init(string:)),
             let gatewayTLS = ready.urls["gateway_tls"].flatMap(URL.init(string:))
-        else { throw RawDatabaseError(message: "serve.py did not start the OAuth2 servers behind TLS") }
+        else { throw TestSetupError(message: "serve.py did not start the OAuth2 servers behind TLS") }
         return FleetServers(
             oauth: oauth,
             oauthTLS: oauthTLS,

@@ -7,11 +7,18 @@ import FoundationNetworking
 /// The authorization server's admin routes, over its plain loopback port: test code only,
 /// never Courier.
 struct OAuthAdmin: Sendable {
+    /// The authorization server's plain HTTP address.
     let base: URL
 
     /// `POST /admin/lifetime?seconds=N`: tokens issued from now on live N seconds.
     func setLifetime(seconds: Int) async throws {
         _ = try await call("POST", "/admin/lifetime?seconds=\(seconds)")
+    }
+
+    /// `POST /admin/token-fault`: what the token endpoint does instead of answering at once:
+    /// `none`, or `slow` (it waits `delayMilliseconds` first).
+    func setTokenFault(_ mode: String, delayMilliseconds: Int = 0) async throws {
+        _ = try await call("POST", "/admin/token-fault?mode=\(mode)&delay_ms=\(delayMilliseconds)")
     }
 
     /// `GET /admin/stats`: counters, among them `refresh_reuse_detected` and `failed_grants`.
@@ -33,7 +40,7 @@ struct OAuthAdmin: Sendable {
         request.timeoutInterval = 10
         let (data, response) = try await URLSession.shared.data(for: request)
         guard let status = (response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status) else {
-            throw RawDatabaseError(message: "\(method) \(path): \(String(decoding: data, as: UTF8.self))")
+            throw TestSetupError(message: "\(method) \(path): \(String(decoding: data, as: UTF8.self))")
         }
         return (try JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
     }

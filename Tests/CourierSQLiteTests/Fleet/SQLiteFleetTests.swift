@@ -24,6 +24,50 @@ struct SQLiteFleetTests {
         return (directory, path)
     }
 
+    /// Starts `count` members on the store.
+    static func start(
+        _ count: Int,
+        servers: FleetServers,
+        store: (directory: String, path: String),
+        level: String,
+        callers: Int,
+        seconds: Double,
+        extra: [String] = []
+    ) throws -> [FleetMember] {
+        let arguments =
+            ["--level", level, "--callers", "\(callers)", "--seconds", "\(seconds)", "--pause-ms", "4000"] + extra
+        var members: [FleetMember] = []
+        do {
+            for index in 0..<count {
+                members.append(
+                    try FleetMember(
+                        name: "m\(index)",
+                        servers: servers,
+                        storePath: store.path,
+                        arguments: arguments,
+                        directory: store.directory
+                    )
+                )
+            }
+        } catch {
+            for member in members { member.stop() }
+            throw error
+        }
+        return members
+    }
+
+    /// The summaries of `members`, once each has exited (killed after `limit`).
+    static func summaries(_ members: [FleetMember], within limit: Duration) async throws -> [FleetSummary] {
+        var summaries: [FleetSummary] = []
+        do {
+            for member in members { summaries.append(try await member.summary(within: limit)) }
+        } catch {
+            for member in members { member.stop() }
+            throw error
+        }
+        return summaries
+    }
+
     /// Runs `count` members on the store until each has printed its summary.
     static func run(
         _ count: Int,
@@ -33,26 +77,8 @@ struct SQLiteFleetTests {
         callers: Int,
         seconds: Double
     ) async throws -> [FleetSummary] {
-        let arguments = [
-            "--level", level, "--callers", "\(callers)", "--seconds", "\(seconds)", "--pause-ms", "4000",
-        ]
-        let members = try (0..<count).map {
-            try FleetMember(
-                name: "m\($0)",
-                servers: servers,
-                storePath: store.path,
-                arguments: arguments,
-                directory: store.directory
-            )
-        }
-        var summaries: [FleetSummary] = []
-        do {
-            for member in members { summaries.append(try await member.summary(within: .seconds(seconds + 60))) }
-        } catch {
-            for member in members { member.stop() }
-            throw error
-        }
-        return summaries
+        let members = try start(count, servers: servers, store: store, level: level, callers: callers, seconds: seconds)
+        return try await summaries(members, within: .seconds(seconds + 60))
     }
 
     /// The gaps between consecutive token requests, in seconds.
@@ -146,5 +172,60 @@ struct SQLiteFleetTests {
             for: TokenStoreKey(clientID: options.userClientID, level: .user)
         )
         #expect(stored?.refreshToken != nil, "nobody signed the fleet out")
+    }
+
+    @Test func whenTheLeaseHolderIsKilledMidRenewalAnotherProcessRenewsOnceItsLeaseTimesOut() async throws {
+        let servers = try await FleetServers.shared()
+        let admin = OAuthAdmin(base: servers.oauth)
+        try await admin.setLifetime(seconds: 2)
+        try await admin.setTokenFault("none")
+        let store = try await Self.store()
+        let members = try Self.start(
+            3,
+            servers: servers,
+            store: store,
+            level: "device",
+            callers: 20,
+            seconds: 12,
+            extra: ["--lease-seconds", "3"]
+        )
+        do {
+            // Warmed up: the fleet has a token.
+            try await Self.eventually(within: .seconds(30)) { members.contains { $0.events.contains("renewed") } }
+            let leasesBefore = members.map { $0.events.filter { $0 == "lease" }.count }
+            // The next renewal hangs at the server: whoever takes the lease now holds it.
+            try await admin.setTokenFault("slow", delayMilliseconds: 5000)
+            var holder: FleetMember?
+            try await Self.eventually(within: .seconds(20)) {
+                holder = zip(members, leasesBefore).first { $0.events.filter { $0 == "lease" }.count > $1 }?.0
+                return holder != nil
+            }
+            let victim = try #require(holder)
+            victim.stop()  // SIGKILL: its lease row stays until it times out
+            let killedAt = try await admin.tokenRequestTimes().now
+            try await admin.setTokenFault("none")
+            let summaries = try await Self.summaries(members.filter { $0 !== victim }, within: .seconds(60))
+            let after = try await admin.tokenRequestTimes(since: killedAt).times
+            print(
+                "[figures] SQLite lease holder \(victim.name) killed mid-renewal: \(after.count) token requests after "
+                    + "the kill; survivors: \(Self.describe(summaries))"
+            )
+            #expect(after.count >= 1, "another process renewed")
+            #expect(summaries.allSatisfy { $0.failureCount == 0 })
+            #expect(summaries.reduce(0) { $0 + $1.successes } > 0)
+        } catch {
+            try? await admin.setTokenFault("none")
+            for member in members { member.stop() }
+            throw error
+        }
+    }
+
+    /// Waits until `condition` holds, looking every 20 ms, at most `limit`.
+    static func eventually(within limit: Duration, _ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + limit
+        while !(await condition()) {
+            try #require(ContinuousClock.now < deadline, "the condition did not hold within \(limit)")
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 }

@@ -10,6 +10,7 @@ import Glibc
 final class ChildProcess: @unchecked Sendable {
     // `@unchecked`: `process` is only asked for its pid and status, and told to stop.
     private let process: Process
+    /// Whether it exited, and who waits for that.
     private let exited = LockedBox<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     /// The lines of its standard output, until it ends.
     let lines: AsyncStream<String>
@@ -23,12 +24,12 @@ final class ChildProcess: @unchecked Sendable {
         let tests = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let path = URL(fileURLWithPath: tests).deletingLastPathComponent().appendingPathComponent(name).path
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw RawDatabaseError(message: "build the package first: \(path) is missing")
+            throw TestSetupError(message: "build the package first: \(path) is missing")
         }
         return path
     }
 
-    /// Starts `executable`.
+    /// Starts `executable` with `arguments`, `environment` added to this process's.
     ///
     /// - Parameter withInput: Whether to give it a standard input that ``closeInput()``
     ///   closes (otherwise it reads an empty one).

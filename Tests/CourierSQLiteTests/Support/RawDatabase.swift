@@ -4,6 +4,7 @@ import Foundation
 /// A plain SQLite connection to a store's file, of the test's own: to look at the rows, change
 /// them as an attacker would, or hold the write lock as another process would.
 final class RawDatabase {
+    /// SQLite's handle.
     private let handle: OpaquePointer
 
     /// Opens `path`; with `create`, creates it when missing.
@@ -12,7 +13,7 @@ final class RawDatabase {
         let status = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), nil)
         guard status == SQLITE_OK, let handle else {
             sqlite3_close_v2(handle)
-            throw RawDatabaseError(message: "cannot open \(path): \(status)")
+            throw TestSetupError(message: "cannot open \(path): \(status)")
         }
         self.handle = handle
     }
@@ -23,7 +24,7 @@ final class RawDatabase {
     func execute(_ sql: String) throws {
         let status = sqlite3_exec(handle, sql, nil, nil, nil)
         guard status == SQLITE_OK else {
-            throw RawDatabaseError(message: "\(sql): \(String(cString: sqlite3_errmsg(handle)))")
+            throw TestSetupError(message: "\(sql): \(String(cString: sqlite3_errmsg(handle)))")
         }
     }
 
@@ -31,7 +32,7 @@ final class RawDatabase {
     func strings(_ sql: String) throws -> [String] {
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-            throw RawDatabaseError(message: "\(sql): \(String(cString: sqlite3_errmsg(handle)))")
+            throw TestSetupError(message: "\(sql): \(String(cString: sqlite3_errmsg(handle)))")
         }
         defer { sqlite3_finalize(statement) }
         var values: [String] = []
@@ -39,13 +40,8 @@ final class RawDatabase {
             switch sqlite3_step(statement) {
             case SQLITE_ROW: values.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "NULL")
             case SQLITE_DONE: return values
-            default: throw RawDatabaseError(message: "\(sql): \(String(cString: sqlite3_errmsg(handle)))")
+            default: throw TestSetupError(message: "\(sql): \(String(cString: sqlite3_errmsg(handle)))")
             }
         }
     }
-}
-
-struct RawDatabaseError: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
 }

@@ -6,9 +6,12 @@ import Foundation
 
 /// A directory of its own per test, stores on a file in it, and tokens to write.
 struct StoreFixtures {
+    /// A fresh temporary directory.
     let directory: String
+    /// The key the fixtures' stores seal with.
     let key = SymmetricKey(size: .bits256)
 
+    /// Makes the directory.
     init() throws {
         directory = NSTemporaryDirectory() + "courier-sqlite-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
