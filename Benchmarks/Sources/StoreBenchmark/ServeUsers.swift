@@ -65,7 +65,7 @@ func serveUsers(path: String, users: Int, count: Int, budget: Duration) async th
     let seconds = Latencies.microseconds(clock.now - start) / 1e6
 
     var usage = rusage()
-    getrusage(RUSAGE_SELF, &usage)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
     print(
         "RESULT users=\(users) served=\(tokens.count) baselineKiB=\(baseline) rssKiB=\(statusKiB("VmRSS"))"
             + " peakKiB=\(statusKiB("VmHWM")) maxrssKiB=\(usage.ru_maxrss) seconds=\(String(format: "%.1f", seconds))"
