@@ -13,7 +13,7 @@ extension SQLiteTokenStore {
     ///
     /// Each write seals one entry under the current key, so a change of key reaches an entry
     /// when it is next written; this sweep reaches the entries nobody writes. It reads the
-    /// table ``resealBatchSize`` rows at a time, in key order, and writes the tokens of each
+    /// table 500 rows at a time, in key order, and writes the tokens of each
     /// batch it re-seals in one short transaction, so the other processes that share the file
     /// keep writing while it runs. A token is written again unchanged, with its version, and
     /// only when its row still holds the version and the bytes that were read: a row written
