@@ -388,28 +388,12 @@ public final class PostgresTokenStore: SharedTokenStore {
 
     private func seal(_ token: OAuth2Token?, for row: RowKey) async throws -> Data? {
         guard let token else { return nil }
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        encoder.outputFormatting = .sortedKeys
-        let plaintext: Data
-        do {
-            plaintext = try encoder.encode(token)
-        } catch {
-            throw CourierError(.tokenStoreUnsupportedFormat, message: "the token does not encode: \(error)")
-        }
-        return try sealer.seal(plaintext, key: try await sealer.key(), context: row.sealingContext)
+        return try await sealer.sealToken(token, context: row.sealingContext)
     }
 
     private func open(_ sealed: Data?, for row: RowKey) async throws -> OAuth2Token? {
         guard let sealed else { return nil }
-        let plaintext = try sealer.open(sealed, key: try await sealer.key(), context: row.sealingContext)
-        do {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .secondsSince1970
-            return try decoder.decode(OAuth2Token.self, from: plaintext)
-        } catch {
-            throw CourierError(.tokenStoreUnsupportedFormat, message: "the decrypted token does not decode")
-        }
+        return try await sealer.openToken(sealed, context: row.sealingContext)
     }
 
     /// A value unique to one acquisition, which names the process for people reading the

@@ -279,37 +279,13 @@ public final class SQLiteTokenStore: SharedTokenStore {
 
     /// `token` as JSON, sealed for the row of `key`.
     func seal(_ token: OAuth2Token, for key: EntryKey) async throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        encoder.outputFormatting = .sortedKeys
-        let plaintext: Data
-        do {
-            plaintext = try encoder.encode(token)
-        } catch {
-            throw CourierError.tokenStore(
-                .tokenStoreUnsupportedFormat,
-                message: "SQLite token store: the token does not encode: \(error)",
-                path: path
-            )
-        }
-        return try sealer.seal(plaintext, key: try await sealer.key(), context: key.sealingContext)
+        try await sealer.sealToken(token, context: key.sealingContext)
     }
 
     /// The token sealed in a row of `key`; `nil` for a tombstone.
     private func open(_ sealed: Data?, for key: EntryKey) async throws -> OAuth2Token? {
         guard let sealed else { return nil }
-        let plaintext = try sealer.open(sealed, key: try await sealer.key(), context: key.sealingContext)
-        do {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .secondsSince1970
-            return try decoder.decode(OAuth2Token.self, from: plaintext)
-        } catch {
-            throw CourierError.tokenStore(
-                .tokenStoreUnsupportedFormat,
-                message: "SQLite token store: a decrypted token does not decode",
-                path: path
-            )
-        }
+        return try await sealer.openToken(sealed, context: key.sealingContext)
     }
 }
 

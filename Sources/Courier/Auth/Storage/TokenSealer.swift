@@ -226,6 +226,47 @@ package struct TokenSealer: Sendable {
     }
 
     /// The 8 bytes that name `key` in a sealed value's header.
+    /// `token` as JSON, sealed under the current key for `context`: one entry of a store that
+    /// seals each token on its own (the entry's key as context).
+    ///
+    /// - Throws: ``CourierError/Kind/tokenStoreKeyUnavailable``, or
+    ///   ``CourierError/Kind/tokenStoreUnsupportedFormat`` when the token does not encode.
+    package func sealToken(_ token: OAuth2Token, context: Data) async throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = .sortedKeys
+        let plaintext: Data
+        do {
+            plaintext = try encoder.encode(token)
+        } catch {
+            throw CourierError(
+                kind: .tokenStoreUnsupportedFormat,
+                message: "the token does not encode: \(error)",
+                path: location
+            )
+        }
+        return try seal(plaintext, key: try await key(), context: context)
+    }
+
+    /// The token that ``sealToken(_:context:)`` sealed for `context`.
+    ///
+    /// - Throws: What ``open(_:key:context:)`` throws, or
+    ///   ``CourierError/Kind/tokenStoreUnsupportedFormat`` when the plaintext is not a token.
+    package func openToken(_ sealed: Data, context: Data) async throws -> OAuth2Token {
+        let plaintext = try open(sealed, key: try await key(), context: context)
+        do {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .secondsSince1970
+            return try decoder.decode(OAuth2Token.self, from: plaintext)
+        } catch {
+            throw CourierError(
+                kind: .tokenStoreUnsupportedFormat,
+                message: "a decrypted token does not decode",
+                path: location
+            )
+        }
+    }
+
     static func keyID(_ key: SymmetricKey) -> [UInt8] {
         Array(HMAC<SHA256>.authenticationCode(for: Data("courier token store key id v1".utf8), using: key).prefix(8))
     }
