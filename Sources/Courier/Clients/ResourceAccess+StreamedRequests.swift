@@ -30,7 +30,7 @@ extension UserClient {
     /// - Returns: The response with a streamed body, whatever its status.
     /// - Throws: As ``sendAuthenticatedRequest(_:logger:)``.
     public func streamAuthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws -> Response {
-        try await shared.authenticated.send(request, streamed: true, attributes: credential(broker), logger: logger)
+        try await shared.authenticated.send(request, delivery: .streamed, attributes: credential(broker), logger: logger)
     }
 
     /// Sends a request with the implicit token and returns once the response head arrives;
@@ -42,7 +42,7 @@ extension UserClient {
     /// - Returns: The response with a streamed body, whatever its status.
     /// - Throws: As ``sendImplicitRequest(_:logger:)``.
     public func streamImplicitRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws -> Response {
-        try await shared.implicit.send(request, streamed: true, attributes: credential(implicitBroker), logger: logger)
+        try await shared.implicit.send(request, delivery: .streamed, attributes: credential(implicitBroker), logger: logger)
     }
 
     /// Sends a request with a token exchanged from the user's and returns once the response
@@ -61,7 +61,7 @@ extension UserClient {
     ) async throws -> Response {
         try await shared.authenticated.send(
             request,
-            streamed: true,
+            delivery: .streamed,
             attributes: credential(exchangeBroker(exchange)),
             logger: logger
         )
@@ -82,7 +82,7 @@ extension UserClient {
             request,
             body: body,
             endpoint: endpoint,
-            streamed: true,
+            delivery: .streamed,
             attributes: credential(broker),
             logger: nil
         )

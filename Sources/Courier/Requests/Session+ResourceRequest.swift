@@ -41,14 +41,14 @@ extension Session {
     /// - Returns: The response with a streamed body, whatever its status.
     /// - Throws: As ``send(_:logger:)``.
     public nonisolated func stream(_ resource: ResourceRequest, logger: Logger? = nil) async throws -> Response {
-        try await send(resource, streamed: true, attributes: RequestAttributes(), logger: logger)
+        try await send(resource, delivery: .streamed, attributes: RequestAttributes(), logger: logger)
     }
 
     /// Sends a resource request, buffered or streamed, carrying the `attributes` a layer above
     /// the core attached to it.
     nonisolated func send(
         _ resource: ResourceRequest,
-        streamed: Bool = false,
+        delivery: ResponseDelivery = .buffered,
         attributes: RequestAttributes,
         logger: Logger?
     ) async throws -> Response {
@@ -59,7 +59,7 @@ extension Session {
             endpoint: resource.endpoint,
             deadline: resource.deadline,
             retryPolicy: resource.retryPolicy,
-            streamed: streamed,
+            delivery: delivery,
             attributes: attributes,
             logger: logger
         )

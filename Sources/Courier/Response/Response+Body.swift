@@ -83,6 +83,12 @@ extension Response {
             CourierError(kind: .responseTooLarge, message: "the response body exceeds \(limit) bytes")
         }
 
+        /// Stops a streamed body's transfer, if it is still running; a waiting iteration throws
+        /// `CancellationError`. Does nothing to a buffered body.
+        func cancel() {
+            if case .streamed(let consumer) = storage { consumer.cancel() }
+        }
+
         /// Creates the iterator.
         public func makeAsyncIterator() -> AsyncIterator {
             AsyncIterator(storage: storage)

@@ -321,11 +321,11 @@ public actor Session {
         logger: Logger?,
         deadline: ContinuousClock.Instant? = nil,
         retryPolicy: RetryPolicy? = nil,
-        streamed: Bool = false,
+        delivery: ResponseDelivery = .buffered,
         attributes: RequestAttributes = RequestAttributes()
     ) -> MiddlewareContext {
         var options = snapshot.configuration.transferOptions(deadline: deadline)
-        if streamed { options.responseBody = .streamed(bufferBytes: snapshot.configuration.streamBufferSize) }
+        delivery.apply(to: &options, bufferBytes: snapshot.configuration.streamBufferSize)
         return MiddlewareContext(
             taskID: .next(),
             logger: logger ?? silentLogger,
@@ -348,7 +348,7 @@ public actor Session {
         endpoint: ResponseEndpoint,
         deadline: ContinuousClock.Instant? = nil,
         retryPolicy: RetryPolicy? = nil,
-        streamed: Bool = false,
+        delivery: ResponseDelivery = .buffered,
         attributes: RequestAttributes = RequestAttributes(),
         logger: Logger?
     ) async throws -> Response {
@@ -362,7 +362,7 @@ public actor Session {
                     logger: logger,
                     deadline: deadline,
                     retryPolicy: retryPolicy,
-                    streamed: streamed,
+                    delivery: delivery,
                     attributes: attributes
                 )
             )
@@ -415,7 +415,7 @@ public actor Session {
             body: body,
             endpoint: endpoint,
             deadline: deadline,
-            streamed: true,
+            delivery: .streamed,
             logger: logger
         )
     }
