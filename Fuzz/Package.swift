@@ -9,6 +9,7 @@ import PackageDescription
 let fuzzTargets = [
     "FuzzChallenge", "FuzzTokenResponse", "FuzzDiscovery", "FuzzXML", "FuzzTokenStoreFile", "FuzzMediaType",
     "FuzzRetryAfter", "FuzzResponseHead", "FuzzBackoff", "FuzzChunkedBody", "FuzzAuthority",
+    "FuzzEventStream",
 ]
 
 let package = Package(
