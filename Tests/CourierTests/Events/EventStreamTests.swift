@@ -69,10 +69,12 @@ struct EventStreamTests {
 
     @Test func aStreamThatEndsAfterItsLastEventStopsAtTheNoContentOfItsReconnection() async throws {
         let key = key()
-        let events = try await collect(env.sseSession().events(
-            ResourceRequest(path: "/events?count=3&key=\(key)"),
-            configuration: configuration()
-        ))
+        let events = try await collect(
+            env.sseSession().events(
+                ResourceRequest(path: "/events?count=3&key=\(key)"),
+                configuration: configuration()
+            )
+        )
         #expect(events.map(\.id) == ["1", "2", "3"])
         let stats = try await env.sseStats(key: key)
         #expect(stats.lastEventIDs == [nil, "3"])
@@ -89,12 +91,16 @@ struct EventStreamTests {
         #expect(error?.endpoint == "GET /notsse")
 
         let status = await #expect(throws: CourierError.self) {
-            _ = try await collect(session.events(ResourceRequest(path: "/status?code=503"), configuration: configuration()))
+            _ = try await collect(
+                session.events(ResourceRequest(path: "/status?code=503"), configuration: configuration())
+            )
         }
         #expect(status?.kind == .serverError)
         #expect(status?.status?.code == 503)
         let missing = await #expect(throws: CourierError.self) {
-            _ = try await collect(session.events(ResourceRequest(path: "/status?code=404"), configuration: configuration()))
+            _ = try await collect(
+                session.events(ResourceRequest(path: "/status?code=404"), configuration: configuration())
+            )
         }
         #expect(missing?.kind == .clientError)
     }
@@ -116,13 +122,15 @@ struct EventStreamTests {
             configuration: .init(baseURL: env.sse, stallTimeout: .milliseconds(300)),
             transport: CurlTransport(configuration: .init(proxy: .none))
         )
-        let events = try await collect(session.events(
-            ResourceRequest(path: "/heartbeat?ping=1&after=4&count=2&key=\(key)"),
-            configuration: configuration {
-                $0.idleTimeout = .milliseconds(2500)
-                $0.reconnects = false
-            }
-        ))
+        let events = try await collect(
+            session.events(
+                ResourceRequest(path: "/heartbeat?ping=1&after=4&count=2&key=\(key)"),
+                configuration: configuration {
+                    $0.idleTimeout = .milliseconds(2500)
+                    $0.reconnects = false
+                }
+            )
+        )
         #expect(events.map(\.id) == ["1", "2"])
         let stats = try await env.sseStats(key: key)
         #expect(stats.connections == 1)
@@ -134,13 +142,15 @@ struct EventStreamTests {
         let key = key()
         let session = env.sseSession()
         let error = await #expect(throws: CourierError.self) {
-            _ = try await collect(session.events(
-                ResourceRequest(path: "/heartbeat?ping=60&after=60&count=1&key=\(key)"),
-                configuration: configuration {
-                    $0.idleTimeout = .milliseconds(300)
-                    $0.reconnects = false
-                }
-            ))
+            _ = try await collect(
+                session.events(
+                    ResourceRequest(path: "/heartbeat?ping=60&after=60&count=1&key=\(key)"),
+                    configuration: configuration {
+                        $0.idleTimeout = .milliseconds(300)
+                        $0.reconnects = false
+                    }
+                )
+            )
         }
         #expect(error?.kind == .stalled)
         #expect(error?.message.contains("idleTimeout") == true)
@@ -149,13 +159,15 @@ struct EventStreamTests {
         // Reconnecting, each silent connection counts as a failure, up to the maximum.
         let again = key + "-again"
         let reconnecting = await #expect(throws: CourierError.self) {
-            _ = try await collect(session.events(
-                ResourceRequest(path: "/heartbeat?ping=60&after=60&count=1&key=\(again)"),
-                configuration: configuration {
-                    $0.idleTimeout = .milliseconds(300)
-                    $0.maximumConsecutiveFailures = 3
-                }
-            ))
+            _ = try await collect(
+                session.events(
+                    ResourceRequest(path: "/heartbeat?ping=60&after=60&count=1&key=\(again)"),
+                    configuration: configuration {
+                        $0.idleTimeout = .milliseconds(300)
+                        $0.maximumConsecutiveFailures = 3
+                    }
+                )
+            )
         }
         #expect(reconnecting?.kind == .stalled)
         #expect(try await env.sseStats(key: again).connections == 3)
@@ -192,20 +204,24 @@ struct EventStreamTests {
         let b64 = Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
         let split = (0..<bytes.count).map { _ in "1" }.joined(separator: ",")
-        let events = try await collect(env.sseSession().events(
-            ResourceRequest(path: "/raw?b64=\(b64)&split=\(split)&pause_ms=1"),
-            configuration: configuration { $0.reconnects = false }
-        ))
+        let events = try await collect(
+            env.sseSession().events(
+                ResourceRequest(path: "/raw?b64=\(b64)&split=\(split)&pause_ms=1"),
+                configuration: configuration { $0.reconnects = false }
+            )
+        )
         #expect(events == [ServerSentEvent(data: "a\nb"), ServerSentEvent(type: "x", data: "c", id: "7")])
     }
 
     @Test func anEventLargerThanTheMaximumEndsTheStreamWithoutReconnecting() async throws {
         let key = key()
         let error = await #expect(throws: CourierError.self) {
-            _ = try await collect(env.sseSession().events(
-                ResourceRequest(path: "/events?count=3&size=4096&key=\(key)"),
-                configuration: configuration { $0.maximumEventBytes = 1024 }
-            ))
+            _ = try await collect(
+                env.sseSession().events(
+                    ResourceRequest(path: "/events?count=3&size=4096&key=\(key)"),
+                    configuration: configuration { $0.maximumEventBytes = 1024 }
+                )
+            )
         }
         #expect(error?.kind == .responseTooLarge)
         #expect(try await env.sseStats(key: key).connections == 1)
@@ -233,7 +249,7 @@ struct EventStreamTests {
             answer += try JSONDecoder().decode(Delta.self, from: Data(event.data.utf8)).delta
         }
         #expect(sawDone)
-        #expect(answer == (0..<10).map { "w\($0) " }.joined())
+        #expect(answer == (1...10).map { "w\($0) " }.joined())
         let stats = try await env.sseStats(key: key)
         #expect(stats.chatPrompts == ["Say ten words"])
         #expect(stats.connections == 1)
@@ -246,10 +262,12 @@ struct EventStreamTests {
             transport: CurlTransport(configuration: .init(proxy: .none))
         )
         let error = await #expect(throws: CourierError.self) {
-            _ = try await collect(session.events(
-                ResourceRequest(path: "/events"),
-                configuration: configuration { $0.maximumConsecutiveFailures = 3 }
-            ))
+            _ = try await collect(
+                session.events(
+                    ResourceRequest(path: "/events"),
+                    configuration: configuration { $0.maximumConsecutiveFailures = 3 }
+                )
+            )
         }
         #expect(error?.kind == .couldNotConnect)
     }
