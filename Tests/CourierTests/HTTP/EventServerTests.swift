@@ -52,6 +52,24 @@ struct EventServerTests {
         await session.shutdown()
     }
 
+    @Test func aDroppedStreamFailsAfterTheEventsItCarried() async throws {
+        let env = try await TestServers.shared()
+        let session = env.sseSession()
+        let key = uniqueFaultKey("drop")
+        let response = try await session.stream(
+            HTTPRequest(method: .get, path: "/events?count=4&drop_every=2&key=\(key)")
+        )
+        var body = Data()
+        let failure = await #expect(throws: CourierError.self) {
+            for try await chunk in response.body { body.append(chunk) }
+        }
+        let text = String(decoding: body, as: UTF8.self)
+        #expect(text.contains("id: 2\r\n") && !text.contains("id: 3"), "\(text)")
+        #expect(failure?.kind == .connectionClosed, "\(String(describing: failure))")
+        #expect(try await env.sseStats(key: key).drops == 1)
+        await session.shutdown()
+    }
+
     @Test func noContentIsAStatusNotAStream() async throws {
         let env = try await TestServers.shared()
         let session = env.sseSession()
