@@ -841,7 +841,7 @@ func sample_ServerSentEvents_3() async throws {
 
 // Documentation.docc/Articles/ServerSentEvents.md, sample 4
 func sample_ServerSentEvents_4() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/ServerSentEvents.md", line: 81)
+#sourceLocation(file: "Documentation.docc/Articles/ServerSentEvents.md", line: 84)
     let configuration = ServerSentEvents.Configuration(reconnectionDelay: .seconds(1), maximumConsecutiveFailures: 10)
     for try await event in session.events(ResourceRequest(path: "/ticks"), configuration: configuration) {
         print(event.data)

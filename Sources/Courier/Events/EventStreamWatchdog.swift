@@ -5,9 +5,13 @@ import Synchronization
 ///
 /// The reader notes activity with ``touch()``, an atomic store; a task of the watchdog's own
 /// sleeps until the last activity plus the timeout, and sleeps again when there was some since.
+/// While the consumer holds an event (``pause()``), the clock stands still: a slow consumer has
+/// paused the transfer, so the connection cannot show activity, and is not idle for it.
 final class EventStreamWatchdog: Sendable {
     /// The last activity, in nanoseconds from `ContinuousClock.reference`.
     private let lastActivity: Atomic<Int64>
+    /// Whether the consumer holds an event, so that idleness is not counted.
+    private let paused = Atomic<Bool>(false)
     /// Whether the timeout passed and `onIdle` ran.
     private let fired = Atomic<Bool>(false)
     /// The sleeping task.
@@ -35,9 +39,16 @@ final class EventStreamWatchdog: Sendable {
         task.withLock { $0 = watching }
     }
 
-    /// Notes that the connection is alive.
+    /// Notes that the connection is alive, or that the consumer is back for more: the clock
+    /// starts again from now.
     func touch() {
         lastActivity.store(Self.now(), ordering: .relaxed)
+        paused.store(false, ordering: .relaxed)
+    }
+
+    /// Stops the clock while the consumer holds an event, until the next ``touch()``.
+    func pause() {
+        paused.store(true, ordering: .relaxed)
     }
 
     /// Whether the timeout passed: the connection was closed for being idle.
@@ -52,7 +63,8 @@ final class EventStreamWatchdog: Sendable {
 
     /// When the connection counts as idle if nothing arrives before.
     private func deadline(after timeout: Duration) -> ContinuousClock.Instant {
-        ContinuousClock.reference + .nanoseconds(lastActivity.load(ordering: .relaxed)) + timeout
+        if paused.load(ordering: .relaxed) { return .now + timeout }
+        return ContinuousClock.reference + .nanoseconds(lastActivity.load(ordering: .relaxed)) + timeout
     }
 
     /// Marks the timeout as passed; `false` when it already was.

@@ -12,8 +12,12 @@ import Foundation
 /// dispatches the block: nothing when it had no `data`, else an event. Bytes after the last
 /// blank line are an unterminated event, which the end of the stream discards.
 ///
-/// The parser never holds more than `maximumEventBytes` of one event (its pending line, its data
-/// and its type): past that it throws ``CourierError/Kind/responseTooLarge``.
+/// An `id` takes effect when its block ends (a blank line), so an event cut off by a dropped
+/// connection never moves the last event ID a reconnection sends.
+///
+/// The parser never holds more than `maximumEventBytes` of one event — its data and type so far
+/// plus the line being read, field name included: past that it throws
+/// ``CourierError/Kind/responseTooLarge``.
 struct ServerSentEventParser {
     /// What one call of ``parse(_:into:)`` saw besides the events it dispatched.
     struct Activity {
@@ -23,8 +27,10 @@ struct ServerSentEventParser {
 
     /// The most bytes one event may hold while it is being read.
     let maximumEventBytes: Int
-    /// The last event ID, as the stream set it; carried over to the next connection.
+    /// The last event ID, as the last complete block left it; carried over to the next connection.
     private(set) var lastEventID: [UInt8]
+    /// The ID the block being read set, which becomes ``lastEventID`` when the block ends.
+    private var pendingEventID: [UInt8]
     /// The reconnection time the stream asked for last, if it did.
     private(set) var reconnectionTime: Duration?
 
@@ -50,6 +56,7 @@ struct ServerSentEventParser {
     init(maximumEventBytes: Int, lastEventID: [UInt8] = [], reconnectionTime: Duration? = nil) {
         self.maximumEventBytes = max(1, maximumEventBytes)
         self.lastEventID = lastEventID
+        self.pendingEventID = lastEventID
         self.reconnectionTime = reconnectionTime
     }
 
@@ -95,20 +102,23 @@ struct ServerSentEventParser {
             skipLineFeed = false
             if buffer[0] == 0x0A { index = 1 }
         }
+        // The next LF at or after `index`, found once per LF rather than once per line, so that a
+        // stream whose lines end with CR alone is still read in one pass.
+        var lineFeed = Self.find(0x0A, in: base, from: index, to: count)
         while index < count {
-            guard let end = Self.lineEnd(in: base, from: index, to: count) else {
-                guard pendingLine.count + count - index + data.count <= maximumEventBytes else {
-                    throw tooLarge()
-                }
+            if let found = lineFeed, found < index { lineFeed = Self.find(0x0A, in: base, from: index, to: count) }
+            let searchEnd = lineFeed ?? count
+            guard let end = Self.find(0x0D, in: base, from: index, to: searchEnd) ?? lineFeed else {
+                guard held + pendingLine.count + count - index <= maximumEventBytes else { throw tooLarge() }
                 pendingLine.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[index..<count]))
                 return
             }
             let line = UnsafeRawBufferPointer(rebasing: buffer[index..<end])
             if pendingLine.isEmpty {
-                guard line.count + data.count <= maximumEventBytes else { throw tooLarge() }
+                guard held + line.count <= maximumEventBytes else { throw tooLarge() }
                 try interpret(line, into: &events, activity: &activity)
             } else {
-                guard pendingLine.count + line.count + data.count <= maximumEventBytes else { throw tooLarge() }
+                guard held + pendingLine.count + line.count <= maximumEventBytes else { throw tooLarge() }
                 pendingLine.append(contentsOf: line)
                 let whole = pendingLine
                 pendingLine.removeAll(keepingCapacity: true)
@@ -127,14 +137,13 @@ struct ServerSentEventParser {
         }
     }
 
-    /// The index of the first CR or LF in `base[from..<to]`, or `nil`.
-    private static func lineEnd(in base: UnsafeRawPointer, from: Int, to: Int) -> Int? {
-        let lineFeed = memchr(base + from, 0x0A, to - from).map { $0 - UnsafeMutableRawPointer(mutating: base) }
-        let searchEnd = lineFeed ?? to
-        let carriageReturn = memchr(base + from, 0x0D, searchEnd - from).map {
-            $0 - UnsafeMutableRawPointer(mutating: base)
-        }
-        return carriageReturn ?? lineFeed
+    /// The bytes the block being read holds: its data and its type.
+    private var held: Int { data.count + (eventType?.count ?? 0) }
+
+    /// The index of the first `byte` in `base[from..<to]`, or `nil`.
+    private static func find(_ byte: UInt8, in base: UnsafeRawPointer, from: Int, to: Int) -> Int? {
+        guard from < to else { return nil }
+        return memchr(base + from, Int32(byte), to - from).map { UnsafeRawPointer($0) - base }
     }
 
     /// Interprets one complete line.
@@ -159,14 +168,12 @@ struct ServerSentEventParser {
         let value = UnsafeRawBufferPointer(rebasing: line[valueStart...])
         switch Field(name) {
         case .data:
-            guard data.count + value.count + 1 + (eventType?.count ?? 0) <= maximumEventBytes else { throw tooLarge() }
             data.append(contentsOf: value)
             data.append(0x0A)
         case .event:
-            guard data.count + value.count <= maximumEventBytes else { throw tooLarge() }
             eventType = Array(value)
         case .id:
-            if !value.contains(0) { lastEventID = Array(value) }
+            if !value.contains(0) { pendingEventID = Array(value) }
         case .retry:
             if !value.isEmpty, value.allSatisfy({ (0x30...0x39).contains($0) }) {
                 // Digits beyond what a Duration holds mean "wait longer than anyone will".
@@ -181,8 +188,9 @@ struct ServerSentEventParser {
         }
     }
 
-    /// Ends the block: its event, or `nil` when it had no data.
+    /// Ends the block: its ID becomes the last event ID; its event, or `nil` when it had no data.
     private mutating func dispatch() -> ServerSentEvent? {
+        lastEventID = pendingEventID
         defer {
             data.removeAll(keepingCapacity: true)
             eventType = nil

@@ -7,8 +7,9 @@ extension ServerSentEvents {
     /// sends a comment every 45 seconds keeps its stream open for hours, while one that trickles
     /// bytes without ever finishing an event is treated as gone.
     public struct Configuration: Sendable, Hashable {
-        /// The most bytes one event may hold while it is read (its data, type and pending line).
-        /// A longer event ends the stream with ``CourierError/Kind/responseTooLarge``. 1 MiB by
+        /// The most bytes one event may hold while it is read: its data and type so far plus the
+        /// line being read, field name included (`data: ` counts). A longer event ends the stream
+        /// with ``CourierError/Kind/responseTooLarge``, after the events before it. 1 MiB by
         /// default.
         public var maximumEventBytes: Int
         /// The longest the stream may go without an event, a blank line or a comment before its
@@ -21,13 +22,16 @@ extension ServerSentEvents {
         /// sent twice, whatever this says: its stream ends with its connection.
         public var reconnects: Bool
         /// The delay before reconnecting until the server sets one with a `retry` field. 3 seconds
-        /// by default.
+        /// by default. The server's `retry` is honoured up to ``maximumReconnectionDelay``.
         public var reconnectionDelay: Duration
-        /// The longest delay the backoff grows to after consecutive failures. 60 seconds by
-        /// default.
+        /// The longest delay before a reconnection: the most the backoff grows to after consecutive
+        /// failures, and the most a server's `retry` may ask for. 60 seconds by default.
         public var maximumReconnectionDelay: Duration
-        /// How many connection attempts in a row may fail (or end without an event) before the
-        /// stream gives up with the last failure. 5 by default.
+        /// How many connection attempts in a row may fail before the stream gives up with the last
+        /// failure. 5 by default. An attempt fails when it cannot connect, or its connection ends
+        /// without a sign of life (an event, a blank line or a comment); each attempt is sent with
+        /// the request's retry policy, so a refused connection is tried as any request is before it
+        /// counts as one failed attempt.
         public var maximumConsecutiveFailures: Int
 
         /// Creates an event-stream configuration.

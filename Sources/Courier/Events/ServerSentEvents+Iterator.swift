@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 
 extension ServerSentEvents {
@@ -21,18 +22,24 @@ extension ServerSentEvents {
         private var delivered = 0
         /// How many connections were attempted.
         private var attempts = 0
-        /// How many attempts in a row failed or ended without an event.
+        /// How many attempts in a row failed or ended without a sign of life.
         private var failures = 0
-        /// Whether the open connection delivered an event.
-        private var connectionDelivered = false
+        /// Whether the open connection showed life: an event, a blank line or a comment.
+        private var connectionWasAlive = false
         /// Whether the stream is over: nothing but the events already parsed is left.
         private var finished = false
+        /// The failure that ended the stream while events parsed before it were still to be
+        /// returned; thrown after them.
+        private var failureAfterEvents: (any Error)?
 
         init(request: ResourceRequest, configuration: Configuration, source: Source) {
             self.request = request
             self.configuration = configuration
             self.source = source
-            parser = ServerSentEventParser(maximumEventBytes: configuration.maximumEventBytes)
+            // A caller's own Last-Event-ID resumes the stream as if an earlier connection had
+            // ended there.
+            let resumeAfter = request.headerFields[.lastEventID].map { Array($0.utf8) } ?? []
+            parser = ServerSentEventParser(maximumEventBytes: configuration.maximumEventBytes, lastEventID: resumeAfter)
         }
 
         /// The next event, or `nil` when the stream is over.
@@ -40,13 +47,27 @@ extension ServerSentEvents {
         /// - Throws: A ``CourierError`` that ended the stream for good, or `CancellationError`
         ///   when the task was cancelled.
         public mutating func next() async throws -> ServerSentEvent? {
+            if Task.isCancelled {
+                close()
+                finished = true
+                events.removeAll()
+                delivered = 0
+                throw CancellationError()
+            }
+            // The consumer is back: the time it held the last event was not the connection's.
+            watchdog?.touch()
             while true {
                 if delivered < events.count {
                     delivered += 1
+                    watchdog?.pause()
                     return events[delivered - 1]
                 }
                 events.removeAll(keepingCapacity: true)
                 delivered = 0
+                if let failure = failureAfterEvents {
+                    failureAfterEvents = nil
+                    throw failure
+                }
                 if finished { return nil }
                 if chunks == nil {
                     try await open()
@@ -85,7 +106,7 @@ extension ServerSentEvents {
             let body = response.body
             self.body = body
             chunks = body.makeAsyncIterator()
-            connectionDelivered = false
+            connectionWasAlive = false
             watchdog = configuration.idleTimeout.map { timeout in
                 EventStreamWatchdog(timeout: timeout) { body.cancel() }
             }
@@ -103,35 +124,48 @@ extension ServerSentEvents {
         }
 
         /// The request of the next connection: the caller's, asking for an event stream, with the
-        /// last event ID when there is one.
+        /// last event ID when there is one. The caller's deadline bounds the first connection's
+        /// head; a reconnection's head is bounded by the session's timeout, from when it is sent.
         private func connectionRequest() -> ResourceRequest {
             var request = self.request
             if request.headerFields[.accept] == nil { request.headerFields[.accept] = "text/event-stream" }
             if request.headerFields[.cacheControl] == nil { request.headerFields[.cacheControl] = "no-cache" }
-            if !parser.lastEventID.isEmpty {
-                request.headerFields[.lastEventID] = String(decoding: parser.lastEventID, as: UTF8.self)
-            }
+            request.headerFields[.lastEventID] =
+                parser.lastEventID.isEmpty ? nil : String(decoding: parser.lastEventID, as: UTF8.self)
+            if attempts > 1 { request.deadline = nil }
             return request
         }
 
         /// Reads the open connection's next chunk into events.
         private mutating func read() async throws {
+            let chunk: Data
             do {
-                guard let chunk = try await chunks?.next() else {
+                guard let next = try await chunks?.next() else {
                     try connectionEnded(by: nil)
                     return
                 }
-                let activity = try parser.parse(chunk, into: &events)
-                if activity.sawBoundaryOrComment { watchdog?.touch() }
-                if !events.isEmpty { connectionDelivered = true }
+                chunk = next
             } catch is CancellationError where !(watchdog?.hasFired ?? false) || Task.isCancelled {
                 close()
                 finished = true
                 throw CancellationError()
             } catch is CancellationError {
                 try connectionEnded(by: source.failure(idle(), of: request))
+                return
             } catch {
                 try connectionEnded(by: error)
+                return
+            }
+            do {
+                if try parser.parse(chunk, into: &events).sawBoundaryOrComment {
+                    watchdog?.touch()
+                    connectionWasAlive = true
+                }
+            } catch let error as CourierError {
+                // An event too large: the events before it in the chunk still reach the consumer.
+                close()
+                finished = true
+                failureAfterEvents = source.failure(error, of: request)
             }
         }
 
@@ -171,9 +205,9 @@ extension ServerSentEvents {
                 finished = true
                 throw error
             }
-            if connectionDelivered {
+            if connectionWasAlive {
                 failures = 0
-                connectionDelivered = false
+                connectionWasAlive = false
                 return
             }
             failures += 1
@@ -183,7 +217,7 @@ extension ServerSentEvents {
                     ?? source.failure(
                         CourierError(
                             kind: .connectionClosed,
-                            message: "the event stream ended \(failures) times in a row without an event"
+                            message: "the event stream ended \(failures) times in a row without an event or comment"
                         ),
                         of: request
                     )
@@ -191,29 +225,36 @@ extension ServerSentEvents {
         }
 
         /// Whether another connection may mend `error`: the network's failures, not a refusal
-        /// of trust or of a token, nor an event too large.
+        /// of trust (a certificate or pin that failed the handshake) or of a token, nor an event
+        /// too large.
         private static func isTransient(_ error: any Error) -> Bool {
             guard let error = error as? CourierError else { return false }
             switch error.kind {
-            case .responseTooLarge, .responseHeaderTooLarge, .tooManyRedirects, .insecureRedirect: return false
+            case .responseTooLarge, .responseHeaderTooLarge, .tooManyRedirects, .insecureRedirect, .tlsFailure,
+                .requestBodyFailed:
+                return false
             default: return error.kind.domain == .network
             }
         }
 
         /// How long to wait before the next connection: the server's `retry` (or the configured
-        /// delay), doubled for each failure in a row up to the maximum, and up to half as long
-        /// again at random, so that clients cut off together do not come back together.
+        /// delay), doubled for each failure in a row, both at most the maximum delay; then up to
+        /// half as long again at random, so that clients cut off together do not come back
+        /// together.
         private func reconnectionDelay() -> Duration {
-            let base = parser.reconnectionTime ?? configuration.reconnectionDelay
-            var delay = base
+            let maximum = Self.seconds(configuration.maximumReconnectionDelay)
+            var delay = Swift.min(Self.seconds(parser.reconnectionTime ?? configuration.reconnectionDelay), maximum)
             if failures > 0 {
-                let floor = Swift.max(base, .milliseconds(100))
-                delay = Swift.min(
-                    Swift.max(floor, configuration.maximumReconnectionDelay),
-                    floor * (1 << Swift.min(failures, 20))
-                )
+                let floor = Swift.max(delay, 0.1)
+                delay = Swift.min(Swift.max(floor, maximum), floor * Double(1 << Swift.min(failures, 20)))
             }
-            return delay + delay * Double.random(in: 0...0.5)
+            return .seconds(delay * Double.random(in: 1...1.5))
+        }
+
+        /// `duration` in seconds.
+        private static func seconds(_ duration: Duration) -> Double {
+            let (seconds, attoseconds) = duration.components
+            return Double(seconds) + Double(attoseconds) / 1e18
         }
     }
 }

@@ -12,7 +12,8 @@ extension Session {
     ///
     /// Each connection goes through the session's middleware chain. The stream's liveness is
     /// watched in whole events (``ServerSentEvents/Configuration/idleTimeout``) instead of the
-    /// session's byte stall timeout; ``ResourceRequest/deadline`` bounds each connection's head.
+    /// session's byte stall timeout. ``ResourceRequest/deadline`` bounds the first connection's
+    /// head; a reconnection's head is bounded by the session's timeout.
     ///
     /// - Parameters:
     ///   - request: The request each connection sends; `Accept: text/event-stream` is added when

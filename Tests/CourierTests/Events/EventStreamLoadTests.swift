@@ -20,7 +20,7 @@ struct EventStreamLoadTests {
             transport: CurlTransport(configuration: .init(maximumConnectionsPerHost: streams, proxy: .none))
         )
         let configuration = ServerSentEvents.Configuration(reconnectionDelay: .milliseconds(10))
-        let request = ResourceRequest(path: "/events?count=\(eventsPerStream)&size=256&interval=200&key=\(key)")
+        let request = ResourceRequest(path: "/events?count=\(eventsPerStream)&size=1024&interval=200&key=\(key)")
         let counts = Counts()
         let (warm, warmContinuation) = AsyncStream.makeStream(of: Void.self)
 
@@ -57,8 +57,8 @@ struct EventStreamLoadTests {
             print(
                 "[figures] 1,000 event streams on one session: RSS \(warmResident >> 20) MiB once open, \(growth >> 10) KiB more at the peak after"
             )
-            // 30 events more per stream, 30,000 events of 256 bytes in all (7.3 MiB): holding
-            // them, or anything per event, would show here.
+            // 30 events more per stream, 30,000 events of 1 KiB in all (29 MiB): holding them, or
+            // anything per event, would show here.
             #expect(growth < 16 << 20, "memory grew by \(growth >> 10) KiB after the streams were open")
             return total
         }

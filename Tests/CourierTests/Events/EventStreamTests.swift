@@ -213,6 +213,61 @@ struct EventStreamTests {
         #expect(events == [ServerSentEvent(data: "a\nb"), ServerSentEvent(type: "x", data: "c", id: "7")])
     }
 
+    @Test func aConnectionCutInsideABlockResumesAfterTheLastCompleteEvent() async throws {
+        let key = key()
+        let b64 = Data("id: 1\ndata: a\n\nid: 2\ndata: cut off".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        var received: [ServerSentEvent] = []
+        // The server sends the same bytes on every connection: stop after the second.
+        for try await event in env.sseSession().events(
+            ResourceRequest(path: "/raw?b64=\(b64)&key=\(key)"),
+            configuration: configuration()
+        ) {
+            received.append(event)
+            if received.count == 2 { break }
+        }
+        #expect(received.map(\.id) == ["1", "1"])
+        #expect(try await env.sseStats(key: key).lastEventIDs.prefix(2) == [nil, "1"])
+    }
+
+    @Test func eventsBeforeOneThatIsTooLargeStillArrive() async throws {
+        let b64 = Data(("data: a\n\ndata: b\n\ndata: " + String(repeating: "x", count: 200) + "\n\n").utf8)
+            .base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        var received: [String] = []
+        let error = await #expect(throws: CourierError.self) {
+            for try await event in env.sseSession().events(
+                ResourceRequest(path: "/raw?b64=\(b64)"),
+                configuration: configuration { $0.maximumEventBytes = 100 }
+            ) {
+                received.append(event.data)
+            }
+        }
+        #expect(received == ["a", "b"])
+        #expect(error?.kind == .responseTooLarge)
+        #expect(error?.endpoint?.hasPrefix("GET /raw") == true)
+    }
+
+    @Test func aConsumerSlowerThanTheIdleTimeoutDoesNotMakeTheConnectionIdle() async throws {
+        let key = key()
+        var ids: [String?] = []
+        for try await event in env.sseSession().events(
+            ResourceRequest(path: "/events?count=3&interval=100&key=\(key)"),
+            configuration: configuration { $0.idleTimeout = .milliseconds(300) }
+        ) {
+            ids.append(event.id)
+            // Holding each event longer than the idle timeout: the consumer's time, not the
+            // connection's.
+            try await Task.sleep(for: .milliseconds(600))
+        }
+        #expect(ids == ["1", "2", "3"])
+        let stats = try await env.sseStats(key: key)
+        #expect(stats.connections == 2)  // the stream, then the 204 after its end
+        #expect(stats.clientGone == 0)
+    }
+
     @Test func anEventLargerThanTheMaximumEndsTheStreamWithoutReconnecting() async throws {
         let key = key()
         let error = await #expect(throws: CourierError.self) {

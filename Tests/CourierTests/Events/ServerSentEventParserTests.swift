@@ -131,6 +131,17 @@ import Testing
         #expect(parser.lastEventID == Array("42".utf8))
     }
 
+    @Test func anIDTakesEffectOnlyWhenItsBlockEnds() throws {
+        var parser = ServerSentEventParser(maximumEventBytes: 1 << 20)
+        var sink: [ServerSentEvent] = []
+        _ = try parser.parse(Data("id: 1\ndata: a\n\nid: 2\ndata: cut off".utf8), into: &sink)
+        #expect(sink == [ServerSentEvent(data: "a", id: "1")])
+        // The connection drops here: a reconnection must resume after 1, not skip event 2.
+        #expect(parser.lastEventID == Array("1".utf8))
+        _ = try parser.parse(Data("\n\n".utf8), into: &sink)
+        #expect(parser.lastEventID == Array("2".utf8))
+    }
+
     @Test func invalidUTF8BecomesReplacementCharacters() throws {
         let parsed = try events(Array("data: a".utf8) + [0xFF, 0xC3] + Array("b\n\n".utf8))
         #expect(parsed == [ServerSentEvent(data: "a\u{FFFD}\u{FFFD}b")])
@@ -153,10 +164,23 @@ import Testing
         #expect(sink == [ServerSentEvent(data: "half more")])
     }
 
+    @Test func linesEndingWithCarriageReturnsAloneAreReadInOnePass() throws {
+        // Many CR-only lines in one chunk: each found without scanning the rest of the chunk for
+        // an LF again (the count is what matters here; a quadratic scan shows in the fuzzer).
+        let stream = String(repeating: "data: x\r\r", count: 20_000)
+        var parser = ServerSentEventParser(maximumEventBytes: 64)
+        var sink: [ServerSentEvent] = []
+        _ = try parser.parse(Data(stream.utf8), into: &sink)
+        #expect(sink.count == 20_000)
+    }
+
     @Test func anEventLargerThanTheMaximumThrowsWhereverItIsCut() throws {
-        let fits = "data: " + String(repeating: "a", count: 50) + "\n\n"
+        // The limit counts the line being read, field name included: 64 bytes fit, 65 do not.
+        let fits = "data: " + String(repeating: "a", count: 58) + "\n\n"
         #expect(try events(fits, maximumEventBytes: 64).count == 1)
         let cases = [
+            "data: " + String(repeating: "a", count: 59) + "\n\n",  // one byte over
+            "event: " + String(repeating: "t", count: 40) + "\ndata: " + String(repeating: "a", count: 30) + "\n\n",
             "data: " + String(repeating: "a", count: 100) + "\n\n",  // one line
             String(repeating: "data: aaaaaaaaaa\n", count: 10) + "\n",  // many lines
             ":" + String(repeating: "c", count: 100) + "\n",  // a comment
