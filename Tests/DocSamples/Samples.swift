@@ -109,7 +109,16 @@ func sample_README_4() async throws {
 
 // README.md, sample 5
 func sample_README_5() async throws {
-#sourceLocation(file: "README.md", line: 215)
+#sourceLocation(file: "README.md", line: 217)
+    for try await event in access.userClient(for: "account-1842").authenticatedEvents(ResourceRequest(path: "/api/feed")) {
+        print(event.type, event.id ?? "-", event.data)
+    }
+#sourceLocation()
+}
+
+// README.md, sample 6
+func sample_README_6() async throws {
+#sourceLocation(file: "README.md", line: 231)
     do {
         let profile = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
         let user = try profile.validate().decode(User.self)
@@ -122,10 +131,10 @@ func sample_README_5() async throws {
 #sourceLocation()
 }
 
-// README.md, sample 6
+// README.md, sample 7
 @Suite(.disabled("a documentation sample: compiled, never run"))
-struct sample_README_6 {
-#sourceLocation(file: "README.md", line: 233)
+struct sample_README_7 {
+#sourceLocation(file: "README.md", line: 249)
 
 
 
@@ -156,9 +165,9 @@ struct sample_README_6 {
 #sourceLocation()
 }
 
-// README.md, sample 7
-func sample_README_7() async throws {
-#sourceLocation(file: "README.md", line: 296)
+// README.md, sample 8
+func sample_README_8() async throws {
+#sourceLocation(file: "README.md", line: 312)
     // In a file that also imports Hummingbird or Vapor: the upstream answer is Courier's.
     func upstreamProfile(of user: String) async throws -> Courier.Response {
         try await access.userClient(for: user).streamAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
