@@ -13,7 +13,7 @@ What it does, in order:
      server blocks, the OAuth2 server if Tests/Servers/oauth/server.py exists,
      the forward proxy Tests/Servers/proxy.py, the fault server Tests/Servers/faults.py,
      the HTTP/2 fault server Tests/Servers/h2faults.py, the conformance server
-     Tests/Servers/conformance.py;
+     Tests/Servers/conformance.py, the server-sent events server Tests/Servers/sse/server.py;
      PostgreSQL only when asked for with --with postgres or --only),
      plus an in-process raw-socket upstream that nginx proxies /truncated,
      /stall and /echo to;
@@ -67,6 +67,7 @@ PROXY_SERVER = os.path.join(HERE, "proxy.py")
 FAULTS_SERVER = os.path.join(HERE, "faults.py")
 H2FAULTS_SERVER = os.path.join(HERE, "h2faults.py")
 CONFORMANCE_SERVER = os.path.join(HERE, "conformance.py")
+SSE_SERVER = os.path.join(HERE, "sse", "server.py")
 PROXY_USER, PROXY_PASSWORD = "proxyuser", "proxypass"
 READY_TIMEOUT = float(os.environ.get("COURIER_SERVERS_READY_TIMEOUT", "30"))
 SCHEMA_VERSION = 1
@@ -1114,6 +1115,10 @@ def launch_conformance(ctx: Context) -> Launch:
                   cwd=ctx.work)
 
 
+def launch_sse(ctx: Context) -> Launch:
+    return Launch(argv=[sys.executable, SSE_SERVER, "--port", str(ctx.ports["sse"]["http"])], cwd=ctx.work)
+
+
 def launch_oauth_tls(ctx: Context) -> Launch:
     """A TLS front (nginx, the suite's leaf certificate) for the OAuth2 servers: a secured
     Courier client sends credentials over TLS only. One server block per upstream."""
@@ -1321,6 +1326,13 @@ SERVICES: list[ServiceSpec] = [
                 urls=lambda ctx: {"conformance": _url("http", ctx.ports["conformance"]["http"]),
                                   "conformance_raw": _url("http", ctx.ports["conformance"]["raw"]),
                                   "conformance_tls": _url("https", ctx.ports["conformance"]["tls"])}),
+    # Server-sent events (sse-starlette on uvicorn): numbered event streams that resume after
+    # Last-Event-ID, drops, heartbeats, chat-style streams, raw chunking; per-key /stats.
+    ServiceSpec("sse", ["http"], launch_sse,
+                available=lambda: (f"{SSE_SERVER} does not exist" if not os.path.exists(SSE_SERVER)
+                                   else _need_module("sse_starlette", "uvicorn", "starlette")()),
+                probe={"http": "/stats"},
+                urls=lambda ctx: {"sse": _url("http", ctx.ports["sse"]["http"])}),
     # The OAuth2 servers behind TLS (nginx, the suite's leaf certificate), for tests that reach
     # them from another process through a secured Courier client (--only ...,oauth,oauth_tls).
     ServiceSpec("oauth_tls", ["oauth", "gateway"], launch_oauth_tls, default=False,

@@ -14,6 +14,7 @@ the "user token" requirement and RFC 6750 section 3 challenges.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import logging
 import threading
@@ -269,6 +270,88 @@ def create_app(as_url: str, gateway_url: str) -> Flask:
         resp.headers["Content-Length"] = str(total)
         resp.headers["X-Courier-User"] = str(token.get("username"))
         return resp
+
+    # /api/events: an event stream behind a token, which ends when that token expires. Each
+    # request with key K is noted in event_log[K] (read at /api/events/stats?key=K).
+    event_log: dict[str, list[dict]] = {}
+
+    def token_hash(value: str | None) -> str | None:
+        """A short fingerprint of a bearer token: a test can tell tokens apart without seeing them."""
+        return hashlib.sha256(value.encode()).hexdigest()[:12] if value else None
+
+    @app.get("/api/events")
+    def api_events():
+        # ?count=N (10; 0: no end but the token's expiry) events `id: n`, `event: tick`,
+        # `data: n:`, ?interval=MS apart (0; at least 10 with count=0), resuming after the
+        # request's Last-Event-ID (one that is >= N gets 204). Needs what /api/device/info needs.
+        # The stream ends cleanly (and the connection closes, as every response here does) at
+        # the token's `exp` as introspection gives it, so a client must come back with a
+        # renewed token: the old one is refused from `exp` on, even during the fraction of a
+        # second the authorization server may still call it active (`exp` is rounded down).
+        key = request.args.get("key", "default")
+        header = request.headers.get("Last-Event-ID")
+        scheme, _, credential = request.headers.get("Authorization", "").partition(" ")
+        entry = {"token": token_hash(credential.strip()) if scheme.lower() == "bearer" else None,
+                 "last_event_id": header, "status": None, "expires_at": None, "events": 0, "end": None}
+        with lock:
+            event_log.setdefault(key, []).append(entry)
+        token, err = authorize(["device", "read"])
+        if err is None and token.get("exp") is not None and float(token["exp"]) <= time.time():
+            err = _challenge(InvalidTokenError("The access token expired.", realm=REALM), ["device", "read"])
+        if err:
+            entry["status"] = err.status_code
+            return err
+        try:
+            count = min(max(int(request.args.get("count", "10")), 0), 1_000_000)
+            interval = min(max(float(request.args.get("interval", "0")), 0.0), 600_000.0) / 1000
+        except ValueError:
+            entry["status"] = 400
+            return jsonify({"error": "invalid_request"}), 400
+        if count == 0:
+            interval = max(interval, 0.01)
+        try:
+            first = int(header) + 1 if header is not None else 1
+        except ValueError:
+            first = 1
+        if count and first > count:
+            entry["status"] = 204
+            return Response(status=204)
+        expires_at = float(token["exp"]) if token.get("exp") is not None else None
+        entry.update(status=200, expires_at=expires_at)
+
+        def stream():
+            n = first
+            try:
+                while count == 0 or n <= count:
+                    wait = interval if n > first else 0.0
+                    if expires_at is not None and time.time() + wait >= expires_at:
+                        time.sleep(max(0.0, expires_at - time.time()))
+                        entry["end"] = "expired"
+                        return
+                    time.sleep(wait)
+                    yield f"id: {n}\nevent: tick\ndata: {n}:\n\n".encode()
+                    with lock:
+                        entry["events"] += 1
+                    n += 1
+                entry["end"] = "done"
+            except GeneratorExit:
+                entry["end"] = "client_gone"
+                raise
+
+        resp = Response(stream(), status=200, mimetype="text/event-stream")
+        resp.headers["Cache-Control"] = "no-store"
+        resp.headers["X-Accel-Buffering"] = "no"
+        return resp
+
+    @app.get("/api/events/stats")
+    def api_events_stats():
+        # Loopback only, no token: what each /api/events request with ?key=K carried and got.
+        if not is_loopback(request.remote_addr):
+            return jsonify({"error": "forbidden"}), 403
+        key = request.args.get("key", "default")
+        with lock:
+            connections = [dict(e) for e in event_log.get(key, [])]
+        return jsonify({"key": key, "connections": connections})
 
     @app.get("/api/public/status")
     def public_status():

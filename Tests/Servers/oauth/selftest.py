@@ -537,6 +537,20 @@ def main():
         r = http("GET", f"{G}/api/headers?x=1", headers={"X-Courier-Test": "hello", "User-Agent": "selftest/1"})
         check("headers echo", r.status == 200 and r.json["headers"].get("X-Courier-Test") == "hello"
               and r.json["headers"].get("User-Agent") == "selftest/1" and r.json["query"] == "x=1", r)
+        # event stream behind a token, resuming after Last-Event-ID
+        r = http("GET", f"{G}/api/events?count=3&key=selftest")
+        check("events no token -> 401", r.status == 401 and 'error="invalid_token"' in r.headers.get("www-authenticate", ""), r)
+        r = http("GET", f"{G}/api/events?count=3&key=selftest", bearer=dev)
+        check("events 200 stream", r.status == 200 and r.headers["content-type"].startswith("text/event-stream")
+              and r.body.count(b"id: ") == 3 and b"id: 3\n" in r.body, r)
+        r = http("GET", f"{G}/api/events?count=3&key=selftest", bearer=dev, headers={"Last-Event-ID": "2"})
+        check("events resume after Last-Event-ID", r.status == 200 and r.body.startswith(b"id: 3\n"), r)
+        r = http("GET", f"{G}/api/events?count=3&key=selftest", bearer=dev, headers={"Last-Event-ID": "3"})
+        check("events done -> 204", r.status == 204, r)
+        s = http("GET", f"{G}/api/events/stats?key=selftest").json["connections"]
+        check("events stats", [e["status"] for e in s] == [401, 200, 200, 204] and s[0]["token"] is None
+              and s[1]["token"] == s[2]["token"] and len(s[1]["token"]) == 12 and s[2]["last_event_id"] == "2"
+              and s[1]["end"] == "done", s)
         # revocation is visible at once (no cache)
         victim = password_token().json["access_token"]
         check("victim ok", http("GET", f"{G}/api/user/profile", bearer=victim).status == 200)
