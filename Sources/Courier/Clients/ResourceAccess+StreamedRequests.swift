@@ -30,7 +30,12 @@ extension UserClient {
     /// - Returns: The response with a streamed body, whatever its status.
     /// - Throws: As ``sendAuthenticatedRequest(_:logger:)``.
     public func streamAuthenticatedRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws -> Response {
-        try await shared.authenticated.send(request, delivery: .streamed, attributes: credential(broker), logger: logger)
+        try await shared.authenticated.send(
+            request,
+            delivery: .streamed,
+            attributes: credential(broker),
+            logger: logger
+        )
     }
 
     /// Sends a request with the implicit token and returns once the response head arrives;
@@ -42,7 +47,12 @@ extension UserClient {
     /// - Returns: The response with a streamed body, whatever its status.
     /// - Throws: As ``sendImplicitRequest(_:logger:)``.
     public func streamImplicitRequest(_ request: ResourceRequest, logger: Logger? = nil) async throws -> Response {
-        try await shared.implicit.send(request, delivery: .streamed, attributes: credential(implicitBroker), logger: logger)
+        try await shared.implicit.send(
+            request,
+            delivery: .streamed,
+            attributes: credential(implicitBroker),
+            logger: logger
+        )
     }
 
     /// Sends a request with a token exchanged from the user's and returns once the response

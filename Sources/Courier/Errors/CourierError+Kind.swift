@@ -103,7 +103,8 @@ extension CourierError {
         public static let serverError = Kind(.serverError)
         /// Another status outside the accepted range (1xx, 3xx, or a 2xx not accepted).
         public static let unexpectedStatus = Kind(.unexpectedStatus)
-        /// The body did not decode as the requested type.
+        /// The body did not decode as the requested type, or an event stream answered with a body
+        /// that is not `text/event-stream`.
         public static let undecodableBody = Kind(.undecodableBody)
         /// The host has no ``TrustPolicy`` in the secured configuration, so no request and no
         /// credential may go to it.

@@ -27,8 +27,8 @@ public import HTTPTypes
 ///   ``Kind/insecureRedirect``, ``Kind/proxyFailure``, ``Kind/responseTooLarge``,
 ///   ``Kind/responseHeaderTooLarge``, ``Kind/requestBodyFailed``, ``Kind/malformedResponse``,
 ///   ``Kind/undecodableContent``, ``Kind/transportFailure``.
-/// - A status or body the caller did not accept (only from ``Response/validate(acceptableStatusCodes:)``
-///   and ``Response/decode(_:decoder:)``): ``Kind/clientError``, ``Kind/serverError``,
+/// - A status or body the caller did not accept (only from ``Response/validate(acceptableStatusCodes:)``,
+///   ``Response/decode(_:decoder:)`` and an event stream's answer, ``ServerSentEvents``): ``Kind/clientError``, ``Kind/serverError``,
 ///   ``Kind/unexpectedStatus``, ``Kind/undecodableBody``.
 /// - Security, refused on purpose and never worth retrying: ``Kind/untrustedHost``,
 ///   ``Kind/insecureScheme``, ``Kind/pinMismatch``, ``Kind/debuggerAttached``,

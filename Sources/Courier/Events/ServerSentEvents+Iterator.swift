@@ -86,7 +86,9 @@ extension ServerSentEvents {
             self.body = body
             chunks = body.makeAsyncIterator()
             connectionDelivered = false
-            watchdog = configuration.idleTimeout.map { timeout in EventStreamWatchdog(timeout: timeout) { body.cancel() } }
+            watchdog = configuration.idleTimeout.map { timeout in
+                EventStreamWatchdog(timeout: timeout) { body.cancel() }
+            }
         }
 
         /// The error for a response that is not an event stream.
@@ -206,7 +208,10 @@ extension ServerSentEvents {
             var delay = base
             if failures > 0 {
                 let floor = Swift.max(base, .milliseconds(100))
-                delay = Swift.min(Swift.max(floor, configuration.maximumReconnectionDelay), floor * (1 << Swift.min(failures, 20)))
+                delay = Swift.min(
+                    Swift.max(floor, configuration.maximumReconnectionDelay),
+                    floor * (1 << Swift.min(failures, 20))
+                )
             }
             return delay + delay * Double.random(in: 0...0.5)
         }

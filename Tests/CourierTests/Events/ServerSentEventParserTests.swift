@@ -44,7 +44,9 @@ import Testing
     }
 
     @Test func idsCarryOverUntilAnEmptyIDResetsThem() throws {
-        let parsed = try events(": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\ndata:  third event\n\n")
+        let parsed = try events(
+            ": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\ndata:  third event\n\n"
+        )
         #expect(
             parsed == [
                 ServerSentEvent(data: "first event", id: "1"),
@@ -108,7 +110,9 @@ import Testing
     }
 
     @Test func retryIsTakenOnlyWhenItIsAllDigits() throws {
-        let parsed = try events("retry: 2500\ndata: a\n\ndata: b\n\nretry: 1.5\ndata: c\n\nretry: x1\nretry:\ndata: d\n\n")
+        let parsed = try events(
+            "retry: 2500\ndata: a\n\ndata: b\n\nretry: 1.5\ndata: c\n\nretry: x1\nretry:\ndata: d\n\n"
+        )
         #expect(parsed.map(\.retry) == [.milliseconds(2500), nil, nil, nil])
         var parser = ServerSentEventParser(maximumEventBytes: 1 << 20)
         var sink: [ServerSentEvent] = []

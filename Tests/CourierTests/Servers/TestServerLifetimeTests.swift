@@ -10,9 +10,9 @@ import Glibc
 /// A stand-in for a test process (a small Python program) starts `Tests/Servers/serve.py`
 /// as the test targets do — stdin a pipe it holds and never writes to — and reads serve.py's
 /// output, as the CourierOpenAPI tests do. The test records serve.py and every process below
-/// it (nginx's master and worker, gunicorn's master and workers, the fault server, the
-/// janitor) and the ports of the ready file, ends the stand-in, and waits a bounded time for
-/// every one of them to be gone.
+/// it (nginx's master and worker, gunicorn's master and workers, the fault server, the SSE
+/// server, the janitor) and the ports of the ready file, ends the stand-in, and waits a
+/// bounded time for every one of them to be gone.
 @Suite(.timeLimit(.minutes(2)))
 struct TestServerLifetimeTests {
     /// How the process that started the servers ends.
@@ -35,7 +35,7 @@ struct TestServerLifetimeTests {
 
     @Test(arguments: Ending.allCases)
     func everyServerEndsWithinSecondsOfItsStarter(ending: Ending) async throws {
-        let run = try await StandInTestProcess.start(services: "nginx,faults,httpbin")
+        let run = try await StandInTestProcess.start(services: "nginx,faults,httpbin,sse")
         defer { run.cleanUp() }
 
         let servers = run.serverProcesses

@@ -181,6 +181,11 @@ struct TestEnvironment: Sendable {
     /// The routes of `conformance` over TLS with the suite's leaf certificate (trust
     /// `caBundle`), HTTP/2 when the client offers `h2` through ALPN.
     let conformanceTLS: URL
+    /// The server-sent events server (`Tests/Servers/sse/server.py`, sse-starlette on uvicorn):
+    /// numbered event streams that resume after `Last-Event-ID`, drops, heartbeats, chat-style
+    /// streams, raw chunking, per-key `/stats` (Tests/Servers/README.md). Plain HTTP/1.1,
+    /// keep-alive. `sseURL(_:)` and `sseStats(key:)` in EventServer.swift.
+    let sse: URL
 
     // PKI (PEM files).
     /// The trusted root CA: the CA bundle to pin/trust for `https`, `mtls`, `tls12`,
@@ -532,6 +537,7 @@ private struct ReadyFile: Decodable {
             conformance: try requiredURL("conformance", service: "conformance"),
             conformanceRaw: try requiredURL("conformance_raw", service: "conformance"),
             conformanceTLS: try requiredURL("conformance_tls", service: "conformance"),
+            sse: try requiredURL("sse", service: "sse"),
             caBundle: try pkiPath("ca_bundle"),
             intermediateCA: try pkiPath("intermediate_ca"),
             leafCertificate: try pkiPath("leaf_cert"),

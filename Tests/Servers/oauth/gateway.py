@@ -310,7 +310,7 @@ def create_app(as_url: str, gateway_url: str) -> Flask:
         if count == 0:
             interval = max(interval, 0.01)
         try:
-            first = int(header) + 1 if header is not None else 1
+            first = max(1, int(header) + 1) if header is not None else 1
         except ValueError:
             first = 1
         if count and first > count:

@@ -146,7 +146,7 @@ async def events(request: Request) -> Response:
     kind = request.query_params.get("type", "tick")
     sep = SEPARATORS.get(request.query_params.get("sep", "crlf"), "\r\n")
     try:
-        first = int(header) + 1 if header is not None else 1
+        first = max(1, int(header) + 1) if header is not None else 1
     except ValueError:
         first = 1  # not a number: start over
     if first > count:
