@@ -102,7 +102,9 @@ import Testing
         let get = try EventsPlan(command: plain, standardInput: { Data() })
         #expect(get.request.method == .get && get.request.body == nil)
         #expect(get.events.idleTimeout == .seconds(120) && get.events.reconnects)
-        #expect(throws: (any Error).self) { try CourierCommandLine.parse(["events", "example.com", "--max-events", "0"]) }
+        #expect(throws: (any Error).self) {
+            try CourierCommandLine.parse(["events", "example.com", "--max-events", "0"])
+        }
         #expect(throws: (any Error).self) { try CourierCommandLine.parse(["events", "example.com", "--json"]) }
     }
 
