@@ -6,9 +6,6 @@ struct RequestOptions: ParsableArguments {
     @Argument(help: "The URL: http:// or https:// (http:// when no scheme is given).")
     var url: String
 
-    @Option(name: [.customShort("H"), .customLong("header")], help: "A header field, 'Name: value'; repeatable.")
-    var headers: [String] = []
-
     @Option(
         name: [.customShort("d"), .customLong("data")],
         help: "The body: text, @FILE for a file's bytes, @- for stdin. Repeated ones are joined with '&'."
@@ -36,28 +33,13 @@ struct RequestOptions: ParsableArguments {
     @Option(name: .customLong("max-redirs"), help: "The most redirects followed with -L (default 5).")
     var maximumRedirects: Int = 5
 
-    @Flag(name: .customLong("http1.1"), help: "Use HTTP/1.1 only.")
-    var http1 = false
-
-    @Flag(name: .customLong("http2"), help: "Use HTTP/2 when the server offers it (the default).")
-    var http2 = false
-
-    @Option(name: .customLong("connect-timeout"), help: "The longest connecting may take, in seconds.")
-    var connectTimeout: Double?
-
     @Option(
         name: [.customShort("m"), .customLong("max-time")],
         help: "The longest the whole request may take, in seconds."
     )
     var maximumTime: Double?
 
-    @OptionGroup var tls: TLSOptions
-
-    @Option(name: [.customShort("x"), .customLong("proxy")], help: "The proxy, http://[user:password@]host:port.")
-    var proxy: String?
-
-    @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Log the exchange on stderr, secrets redacted.")
-    var verbose = false
+    @OptionGroup var connection: ConnectionOptions
 
     @Flag(
         name: [.customShort("f"), .customLong("fail")],
@@ -78,11 +60,9 @@ struct RequestOptions: ParsableArguments {
     var noProgress = false
 
     mutating func validate() throws {
-        try tls.validate()
-        if http1 && http2 { throw ValidationError("--http1.1 and --http2 exclude each other") }
+        try connection.validate()
         if !data.isEmpty && !form.isEmpty { throw ValidationError("-d and -F exclude each other: choose one body") }
         if maximumRedirects < 0 { throw ValidationError("--max-redirs must be 0 or more") }
-        if let connectTimeout, connectTimeout <= 0 { throw ValidationError("--connect-timeout must be positive") }
         if let maximumTime, maximumTime <= 0 { throw ValidationError("--max-time must be positive") }
     }
 }

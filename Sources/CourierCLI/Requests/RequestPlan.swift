@@ -26,21 +26,12 @@ struct RequestPlan {
         password: (String) -> String? = { Prompt.secret($0) }
     ) throws {
         let url = try Self.url(options.url)
-        var fields = HTTPFields()
-        for header in options.headers {
-            let field = try Self.field(header)
-            fields.append(field)
-        }
+        var fields = try Self.fields(options.connection.headers)
         var body: RequestBody?
         var contentType: String?
-        if !options.data.isEmpty {
-            var joined = Data()
-            for (index, item) in options.data.enumerated() {
-                if index > 0 { joined.append(UInt8(ascii: "&")) }
-                joined.append(try Self.data(item, standardInput: standardInput))
-            }
-            body = .data(joined)
-            contentType = options.json ? "application/json" : "application/x-www-form-urlencoded"
+        if let data = try Self.data(options.data, standardInput: standardInput) {
+            body = .data(data)
+            contentType = Self.contentType(json: options.json)
         } else if !options.form.isEmpty {
             let parts = try options.form.map(Self.part)
             let encoded = try ResourceRequest(path: "/", method: .post, multipartData: parts).makeHTTPRequest()
@@ -53,22 +44,11 @@ struct RequestPlan {
         self.url = url
         self.request = HTTPRequest(method: method, path: url.absoluteString, headerFields: fields)
         self.body = body
-        self.transport = try TransportSettings.configuration(
-            for: url,
-            tls: options.tls,
-            proxy: options.proxy,
-            allowsHTTP2: !options.http1,
-            password: password
-        )
-        var session = Session.Configuration(
-            connectTimeout: options.connectTimeout.map(Self.duration) ?? .seconds(10),
+        self.transport = try options.connection.transportConfiguration(for: url, password: password)
+        self.session = options.connection.sessionConfiguration(
             timeout: options.maximumTime.map(Self.duration),
-            maximumRedirects: options.followRedirects ? options.maximumRedirects : 0,
-            maximumResponseBodySize: Int.max
+            maximumRedirects: options.followRedirects ? options.maximumRedirects : 0
         )
-        // Like curl, a command sends its request once: an operator re-runs it if they want.
-        session.retryPolicy = .never
-        self.session = session
     }
 
     /// The URL of the command line: http or https with a host; `http://` when no scheme is given.
@@ -80,6 +60,29 @@ struct RequestPlan {
             throw CommandFailure.usage("\(text.debugDescription) is not an http:// or https:// URL")
         }
         return url
+    }
+
+    /// The `-H` fields, in order.
+    static func fields(_ headers: [String]) throws -> HTTPFields {
+        var fields = HTTPFields()
+        for header in headers { fields.append(try field(header)) }
+        return fields
+    }
+
+    /// The body of the `-d` options, joined with `&` as curl joins them, or `nil` without one.
+    static func data(_ items: [String], standardInput: () -> Data) throws -> Data? {
+        guard !items.isEmpty else { return nil }
+        var joined = Data()
+        for (index, item) in items.enumerated() {
+            if index > 0 { joined.append(UInt8(ascii: "&")) }
+            joined.append(try data(item, standardInput: standardInput))
+        }
+        return joined
+    }
+
+    /// The content type of a `-d` body: JSON with `--json`, a form otherwise (as curl sends it).
+    static func contentType(json: Bool) -> String {
+        json ? "application/json" : "application/x-www-form-urlencoded"
     }
 
     /// A `-H 'Name: value'` field.

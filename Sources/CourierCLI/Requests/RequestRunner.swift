@@ -14,13 +14,8 @@ struct RequestRunner {
         let plan = try RequestPlan(method: method, options: options)
         let transport = CurlTransport(configuration: plan.transport)
         var configuration = plan.session
-        var logger: Logger?
-        if options.verbose {
-            var verbose = Logger(label: "courier") { StreamLogHandler.standardError(label: $0) }
-            verbose.logLevel = .debug
-            configuration.middlewares = [LoggingMiddleware(logger: verbose)]
-            logger = verbose
-        }
+        let logger = options.connection.verboseLogger
+        if let logger { configuration.middlewares = [LoggingMiddleware(logger: logger)] }
         let session = Session(configuration: configuration, transport: transport)
         let outcome: Result<Response, any Error>
         do {

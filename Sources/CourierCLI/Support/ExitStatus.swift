@@ -15,9 +15,16 @@ enum ExitStatus {
     static let pinMismatch: Int32 = 90
 
     /// The exit code for an error a command threw.
-    static func code(for error: any Error) -> Int32 {
+    ///
+    /// - Parameters:
+    ///   - error: The error.
+    ///   - statusFails: Whether a status of 400 or more is an HTTP error (22), as it is for a
+    ///     command run with `--fail` and for `courier events`.
+    static func code(for error: any Error, statusFails: Bool = false) -> Int32 {
         guard let error = error as? CourierError else { return failure }
         switch error.kind {
+        case .clientError where statusFails, .serverError where statusFails:
+            return httpError
         case .invalidURL, .invalidHeader, .reservedHeader, .invalidParameter, .bodyNotAllowed, .conflictingBody,
             .unreadableFile, .invalidConfiguration, .invalidBody, .insecureScheme, .untrustedHost:
             return usage

@@ -74,6 +74,54 @@ import Testing
         #expect(quiet.withLock { $0 }.isEmpty)
     }
 
+    @Test func eventsOptionsMakeTheStreamsRequestAndConfiguration() throws {
+        let command = try CourierCommandLine.parse([
+            "events", "https://example.com/chat", "-d", #"{"prompt":"hi"}"#, "--json", "-H", "X-A: 1",
+            "-H", "Authorization: Bearer T", "--last-event-id", "41", "--idle-timeout", "0", "--no-reconnect",
+            "--retry-delay", "0.5", "--max-failures", "2", "--max-event-size", "4096", "--max-events", "3",
+            "--format", "json", "--http1.1",
+        ])
+        let events = try #require(command as? EventsCommand)
+        let plan = try EventsPlan(command: events, standardInput: { Data() })
+        #expect(plan.request.method == .post)
+        #expect(plan.request.body?.contentType == "application/json")
+        #expect(plan.request.headerFields[HTTPField.Name("X-A")!] == "1")
+        #expect(plan.request.headerFields[HTTPField.Name("Last-Event-ID")!] == "41")
+        // A resource request may not carry Authorization: the command's middleware sets it.
+        #expect(plan.request.headerFields[.authorization] == nil)
+        #expect(plan.session.middlewares.contains { $0 is OperatorHeaderMiddleware })
+        #expect(plan.events.idleTimeout == nil)
+        #expect(plan.events.reconnects == false)
+        #expect(plan.events.reconnectionDelay == .milliseconds(500))
+        #expect(plan.events.maximumConsecutiveFailures == 2)
+        #expect(plan.events.maximumEventBytes == 4096)
+        #expect(plan.transport.allowsHTTP2 == false)
+        #expect(events.format == .json && events.maximumEvents == 3)
+
+        let plain = try #require(try CourierCommandLine.parse(["events", "example.com/feed"]) as? EventsCommand)
+        let get = try EventsPlan(command: plain, standardInput: { Data() })
+        #expect(get.request.method == .get && get.request.body == nil)
+        #expect(get.events.idleTimeout == .seconds(120) && get.events.reconnects)
+        #expect(throws: (any Error).self) {
+            try CourierCommandLine.parse(["events", "example.com", "--max-events", "0"])
+        }
+        #expect(throws: (any Error).self) { try CourierCommandLine.parse(["events", "example.com", "--json"]) }
+    }
+
+    @Test func eventLinesKeepOneEventOnOneLine() {
+        let event = ServerSentEvent(type: "a\tb", data: "line 1\nline\t2\\n\r", id: "7", retry: .milliseconds(1500))
+        #expect(EventFormat.text.line(for: event) == #"a\tb"# + "\t" + #"line 1\nline\t2\\n\r"# + "\n")
+        #expect(
+            EventFormat.json.line(for: event)
+                == #"{"data":"line 1\nline\t2\\n\r","id":"7","retry_ms":1500,"type":"a\tb"}"# + "\n"
+        )
+        #expect(
+            EventFormat.json.line(for: ServerSentEvent(data: "x/y"))
+                == #"{"data":"x/y","id":null,"retry_ms":null,"type":"message"}"# + "\n"
+        )
+        #expect(EventFormat.text.line(for: ServerSentEvent(data: "")) == "message\t\n")
+    }
+
     @Test func exitCodesFollowTheErrorKind() {
         #expect(ExitStatus.code(for: CourierError(.couldNotConnect)) == 7)
         #expect(ExitStatus.code(for: CourierError(.connectTimedOut)) == 28)
@@ -81,6 +129,10 @@ import Testing
         #expect(ExitStatus.code(for: CourierError(.tlsFailure)) == 35)
         #expect(ExitStatus.code(for: CourierError(.invalidURL)) == 2)
         #expect(ExitStatus.code(for: CourierError(.grantRejected)) == 1)
+        #expect(ExitStatus.code(for: CourierError(.clientError)) == 1)
+        #expect(ExitStatus.code(for: CourierError(.clientError), statusFails: true) == 22)
+        #expect(ExitStatus.code(for: CourierError(.serverError), statusFails: true) == 22)
+        #expect(ExitStatus.code(for: CourierError(.unexpectedStatus), statusFails: true) == 1)
     }
 }
 #endif
