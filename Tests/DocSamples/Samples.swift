@@ -677,6 +677,54 @@ func sample_PinningAndTrust_6() async throws {
 #sourceLocation()
 }
 
+// Documentation.docc/Articles/ReadingServerSentEvents.md, sample 1
+func sample_ReadingServerSentEvents_1() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/ReadingServerSentEvents.md", line: 14)
+    for try await event in session.events(ResourceRequest(path: "/changes")) {
+        switch event.type {
+        case "deleted": print("deleted", event.data)
+        default: print(event.type, event.id ?? "-", event.data)
+        }
+    }
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/ReadingServerSentEvents.md, sample 2
+func sample_ReadingServerSentEvents_2() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/ReadingServerSentEvents.md", line: 29)
+    let feed = access.userClient(for: "user-42").authenticatedEvents(ResourceRequest(path: "/api/feed"))
+    for try await event in feed where event.type == "notification" {
+        print(event.data)
+    }
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/ReadingServerSentEvents.md, sample 3
+func sample_ReadingServerSentEvents_3() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/ReadingServerSentEvents.md", line: 48)
+    struct Prompt: Encodable { let prompt: String }
+    struct Delta: Decodable { let delta: String }
+
+    let request = ResourceRequest(path: "/v1/complete", method: .post, body: try .json(Prompt(prompt: "Haiku on TLS")))
+    var answer = ""
+    for try await event in access.userClient.authenticatedEvents(request) {
+        if event.data == "[DONE]" { break }
+        answer += try JSONDecoder().decode(Delta.self, from: Data(event.data.utf8)).delta
+    }
+    print(answer)
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/ReadingServerSentEvents.md, sample 4
+func sample_ReadingServerSentEvents_4() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/ReadingServerSentEvents.md", line: 84)
+    let configuration = ServerSentEvents.Configuration(reconnectionDelay: .seconds(1), maximumConsecutiveFailures: 10)
+    for try await event in session.events(ResourceRequest(path: "/ticks"), configuration: configuration) {
+        print(event.data)
+    }
+#sourceLocation()
+}
+
 // Documentation.docc/Articles/Requests.md, sample 1
 func sample_Requests_1() async throws {
 #sourceLocation(file: "Documentation.docc/Articles/Requests.md", line: 15)
@@ -807,54 +855,6 @@ func sample_RunningAFleet_1() async throws {
     configuration.tokenStoreLeaseDuration = .seconds(10)   // the default
     let access = try ResourceAccess(configuration: configuration)
     print(try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info")).statusCode)
-#sourceLocation()
-}
-
-// Documentation.docc/Articles/ServerSentEvents.md, sample 1
-func sample_ServerSentEvents_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/ServerSentEvents.md", line: 14)
-    for try await event in session.events(ResourceRequest(path: "/changes")) {
-        switch event.type {
-        case "deleted": print("deleted", event.data)
-        default: print(event.type, event.id ?? "-", event.data)
-        }
-    }
-#sourceLocation()
-}
-
-// Documentation.docc/Articles/ServerSentEvents.md, sample 2
-func sample_ServerSentEvents_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/ServerSentEvents.md", line: 29)
-    let feed = access.userClient(for: "user-42").authenticatedEvents(ResourceRequest(path: "/api/feed"))
-    for try await event in feed where event.type == "notification" {
-        print(event.data)
-    }
-#sourceLocation()
-}
-
-// Documentation.docc/Articles/ServerSentEvents.md, sample 3
-func sample_ServerSentEvents_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/ServerSentEvents.md", line: 48)
-    struct Prompt: Encodable { let prompt: String }
-    struct Delta: Decodable { let delta: String }
-
-    let request = ResourceRequest(path: "/v1/complete", method: .post, body: try .json(Prompt(prompt: "Haiku on TLS")))
-    var answer = ""
-    for try await event in access.userClient.authenticatedEvents(request) {
-        if event.data == "[DONE]" { break }
-        answer += try JSONDecoder().decode(Delta.self, from: Data(event.data.utf8)).delta
-    }
-    print(answer)
-#sourceLocation()
-}
-
-// Documentation.docc/Articles/ServerSentEvents.md, sample 4
-func sample_ServerSentEvents_4() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/ServerSentEvents.md", line: 84)
-    let configuration = ServerSentEvents.Configuration(reconnectionDelay: .seconds(1), maximumConsecutiveFailures: 10)
-    for try await event in session.events(ResourceRequest(path: "/ticks"), configuration: configuration) {
-        print(event.data)
-    }
 #sourceLocation()
 }
 
