@@ -60,6 +60,8 @@ final class CurlMultiLoop: @unchecked Sendable {
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Whether an easy handle was added since the last `curl_multi_perform`.
     private var addedSincePerform = false
+    /// Streamed transfers that batched body bytes in this pass (``publishAfterPass(_:)``).
+    private var batchedStreams: [CurlTransfer] = []
     private var idleHandles: [CurlEasyHandle] = []
     private let maximumIdleHandles = 256
 
@@ -178,8 +180,11 @@ final class CurlMultiLoop: @unchecked Sendable {
             if performed != CURLM_OK { abandonRunning(performed) }
             collectCompletions()
             if let due = stallCheckDue, due <= StallClock.now { failStalledTransfers() }
-            // Jobs resumed by completions run before the next wait.
+            publishBatches()
+            // Jobs resumed by completions and new chunks run before the next wait; bytes they
+            // made libcurl deliver (a stream un-paused) go out before it too.
             runJobs(&jobs)
+            publishBatches()
             var timeout: Int32 = localJobs.isEmpty ? 1000 : 0
             if let due = stallCheckDue {
                 let now = StallClock.now
@@ -205,6 +210,21 @@ final class CurlMultiLoop: @unchecked Sendable {
             }
         }
         tearDown(commands: commands, jobs: jobs)
+    }
+
+    /// Has `transfer`'s batch of streamed bytes published before the loop waits again: a
+    /// consumer is woken once per pass, with all that arrived in it, and never waits for bytes
+    /// that are here.
+    func publishAfterPass(_ transfer: CurlTransfer) {
+        assert(isCurrent, "a stream batch scheduled off the loop thread")
+        batchedStreams.append(transfer)
+    }
+
+    /// Publishes the batches of this pass.
+    private func publishBatches() {
+        guard !batchedStreams.isEmpty else { return }
+        for transfer in batchedStreams { transfer.passEnded() }
+        batchedStreams.removeAll(keepingCapacity: true)
     }
 
     /// Runs the queued jobs, then those they enqueue on this thread, until none are left.

@@ -78,7 +78,7 @@ extension CurlTransfer {
     func endResponse() {
         switch machine.responseEnded() {
         case .respond: respond()
-        case .finishStream: stream?.finish(trailers: head.trailerFields)
+        case .finishStream: finishStream()
         case .ignore: break
         }
     }
@@ -88,13 +88,7 @@ extension CurlTransfer {
     private func take(_ bytes: UnsafeRawBufferPointer) -> Int {
         switch machine.bodyReceived() {
         case .stream:
-            guard let stream else { return 0 }
-            if stream.offer(Data(bytes)) {
-                receivedBytes += bytes.count
-                return bytes.count
-            }
-            machine.receivePaused()
-            return Int(ccurl_writefunc_pause())
+            return batchForStream(bytes)
         case .buffer:
             if buffer.count + bytes.count > bufferLimit {
                 failure = CourierError(
@@ -115,6 +109,70 @@ extension CurlTransfer {
         case .abort:
             return 0
         }
+    }
+
+    /// Adds streamed bytes to the batch the stream gets at the end of the loop's pass (or
+    /// sooner, when the batch is full). Pauses the transfer instead when the consumer has
+    /// `highWater` bytes or more unread.
+    ///
+    /// The batch lives in the buffer a buffered body would use, taken from the pool of response
+    /// buffers, so that a steady stream does not fault in fresh pages for every read.
+    private func batchForStream(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard let stream else { return 0 }
+        if streamUnread + buffer.count >= stream.highWater {
+            // Full as far as this thread knows: publish, and learn what the consumer has read.
+            publishStreamBatch()
+            if streamUnread >= stream.highWater, stream.pauseIfFull() {
+                machine.receivePaused()
+                return Int(ccurl_writefunc_pause())
+            }
+        }
+        if buffer.count + bytes.count > buffer.capacity {
+            publishStreamBatch()
+            buffer.reserve(max(bytes.count, streamBatchCapacity(highWater: stream.highWater)))
+        }
+        if !isStreamBatchScheduled {
+            isStreamBatchScheduled = true
+            loop.publishAfterPass(self)
+        }
+        buffer.append(bytes)
+        receivedBytes += bytes.count
+        return bytes.count
+    }
+
+    /// The bytes a batch holds at most: a quarter of the stream's buffer, between 16 and 256 KiB.
+    private func streamBatchCapacity(highWater: Int) -> Int {
+        min(max(highWater / 4, 16 << 10), 256 << 10)
+    }
+
+    /// Hands the batch to the stream (loop thread): the end of a pass over the network, a full
+    /// batch, a pause or the end of the body.
+    ///
+    /// A batch much smaller than its buffer (a trickle, such as an event stream) is copied out
+    /// and the buffer kept for the next one: a consumer that keeps many small chunks must not
+    /// keep a large buffer for each.
+    func publishStreamBatch() {
+        guard let stream, buffer.count > 0 else { return }
+        let chunk: Data
+        if buffer.count * 4 < buffer.capacity {
+            chunk = buffer.copyData()
+        } else {
+            chunk = buffer.takeData()
+        }
+        streamUnread = stream.publish(chunk)
+    }
+
+    /// The loop's pass over the network ended: the batch goes to the consumer now.
+    func passEnded() {
+        isStreamBatchScheduled = false
+        publishStreamBatch()
+    }
+
+    /// Publishes what is batched, then ends the stream with the trailer fields.
+    func finishStream() {
+        publishStreamBatch()
+        buffer.free()  // the batch's memory goes back to the pool
+        stream?.finish(trailers: head.trailerFields)
     }
 
     /// Hands the head and a body stream to the caller.
