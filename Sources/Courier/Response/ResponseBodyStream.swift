@@ -14,7 +14,8 @@ import Synchronization
 /// makes it wait.
 final class ResponseBodyStream: Sendable {
     private struct State {
-        var chunks: [Data] = []
+        /// Published chunks, each with the memory it holds (its weight).
+        var chunks: [(data: Data, weight: Int)] = []
         var head = 0
         var buffered = 0
         var producerPaused = false
@@ -26,10 +27,10 @@ final class ResponseBodyStream: Sendable {
         /// Takes the oldest chunk and lets go of it: a consumer that never catches up with the
         /// producer (the buffer refills before it is empty) must not keep the chunks it took.
         mutating func takeChunk() -> Data {
-            let chunk = chunks[head]
-            chunks[head] = Data()
+            let (chunk, weight) = chunks[head]
+            chunks[head] = (Data(), 0)
             head += 1
-            buffered -= chunk.count
+            buffered -= weight
             if head == chunks.count {
                 chunks.removeAll(keepingCapacity: true)
                 head = 0
@@ -65,19 +66,20 @@ final class ResponseBodyStream: Sendable {
 
     // MARK: The producer (one thread)
 
-    /// Publishes a batch of body bytes: a waiting consumer gets it at once. Returns the bytes
-    /// that wait unread afterwards. Once the stream has ended (its consumer cancelled it), the
-    /// bytes are dropped.
+    /// Publishes a batch of body bytes: a waiting consumer gets it at once. `weight` is the
+    /// memory the chunk holds (its buffer's capacity, at least its count), which counts against
+    /// the high water until the consumer takes it. Returns the weight that waits unread
+    /// afterwards. Once the stream has ended (its consumer cancelled it), the bytes are dropped.
     @discardableResult
-    func publish(_ chunk: Data) -> Int {
+    func publish(_ chunk: Data, weight: Int) -> Int {
         let (waiter, unread) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, Int) in
             if state.finished || chunk.isEmpty { return (nil, state.buffered) }
             if let waiter = state.waiter {
                 state.waiter = nil
                 return (waiter, state.buffered)
             }
-            state.chunks.append(chunk)
-            state.buffered += chunk.count
+            state.chunks.append((chunk, max(weight, chunk.count)))
+            state.buffered += max(weight, chunk.count)
             return (nil, state.buffered)
         }
         waiter?.resume(returning: chunk)

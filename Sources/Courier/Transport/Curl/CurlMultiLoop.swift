@@ -180,12 +180,13 @@ final class CurlMultiLoop: @unchecked Sendable {
             if performed != CURLM_OK { abandonRunning(performed) }
             collectCompletions()
             if let due = stallCheckDue, due <= StallClock.now { failStalledTransfers() }
-            publishBatches()
-            // Jobs resumed by completions and new chunks run before the next wait; bytes they
-            // made libcurl deliver (a stream un-paused) go out before it too.
+            // Jobs resumed by completions run before the next wait. Then the streams' batches go
+            // out, those of bytes the jobs made libcurl deliver (a stream un-paused) too; the
+            // consumers they wake on this thread run in the next pass, which does not wait.
             runJobs(&jobs)
             publishBatches()
-            var timeout: Int32 = localJobs.isEmpty ? 1000 : 0
+            // A batch held back for a transfer mid-flow: its bytes are due, do not wait for them.
+            var timeout: Int32 = localJobs.isEmpty && batchedStreams.isEmpty ? 1000 : 0
             if let due = stallCheckDue {
                 let now = StallClock.now
                 timeout = min(timeout, due <= now ? 0 : Int32(clamping: (due - now) / 1_000_000 + 1))
@@ -220,11 +221,11 @@ final class CurlMultiLoop: @unchecked Sendable {
         batchedStreams.append(transfer)
     }
 
-    /// Publishes the batches of this pass.
+    /// Publishes the batches of this pass; keeps those of transfers still mid-flow for the
+    /// next (``CurlTransfer/passEnded()``).
     private func publishBatches() {
         guard !batchedStreams.isEmpty else { return }
-        for transfer in batchedStreams { transfer.passEnded() }
-        batchedStreams.removeAll(keepingCapacity: true)
+        batchedStreams.removeAll { !$0.passEnded() }
     }
 
     /// Runs the queued jobs, then those they enqueue on this thread, until none are left.

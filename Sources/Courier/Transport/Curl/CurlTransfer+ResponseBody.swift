@@ -129,7 +129,7 @@ extension CurlTransfer {
         }
         if buffer.count + bytes.count > buffer.capacity {
             publishStreamBatch()
-            buffer.reserve(max(bytes.count, streamBatchCapacity(highWater: stream.highWater)))
+            buffer.reserve(max(bytes.count, streamBatchCapacity))
         }
         if !isStreamBatchScheduled {
             isStreamBatchScheduled = true
@@ -137,35 +137,53 @@ extension CurlTransfer {
         }
         buffer.append(bytes)
         receivedBytes += bytes.count
+        streamBytesThisPass += bytes.count
         return bytes.count
-    }
-
-    /// The bytes a batch holds at most: a quarter of the stream's buffer, between 16 and 256 KiB.
-    private func streamBatchCapacity(highWater: Int) -> Int {
-        min(max(highWater / 4, 16 << 10), 256 << 10)
     }
 
     /// Hands the batch to the stream (loop thread): the end of a pass over the network, a full
     /// batch, a pause or the end of the body.
     ///
-    /// A batch much smaller than its buffer (a trickle, such as an event stream) is copied out
-    /// and the buffer kept for the next one: a consumer that keeps many small chunks must not
-    /// keep a large buffer for each.
+    /// The batch's buffer goes with it, without a copy, and counts as its whole capacity
+    /// against the stream's high water. A batch much smaller than its buffer (a trickle, such
+    /// as an event stream) is copied out instead and the buffer kept for the next one: a
+    /// consumer that keeps many small chunks must not keep a large buffer for each. The next
+    /// buffer is sized from this batch (twice its size, from 64 KiB up to a quarter of the high
+    /// water, at most 256 KiB), so that batches fill their buffers.
     func publishStreamBatch() {
         guard let stream, buffer.count > 0 else { return }
-        let chunk: Data
-        if buffer.count * 4 < buffer.capacity {
-            chunk = buffer.copyData()
+        let count = buffer.count
+        let largest = min(max(stream.highWater / 4, 16 << 10), 256 << 10)
+        streamBatchCapacity = min(
+            max(ResponseBufferPool.pooledCapacity(for: count * 2) ?? largest, min(64 << 10, largest)),
+            largest
+        )
+        if count * 4 < buffer.capacity {
+            streamUnread = stream.publish(buffer.copyData(), weight: count)
         } else {
-            chunk = buffer.takeData()
+            let capacity = buffer.capacity
+            streamUnread = stream.publish(buffer.takeData(), weight: capacity)
         }
-        streamUnread = stream.publish(chunk)
     }
 
-    /// The loop's pass over the network ended: the batch goes to the consumer now.
-    func passEnded() {
+    /// The loop's pass over the network ended: the batch goes to the consumer now, unless the
+    /// transfer is still mid-flow. Returns `true` when the batch waits for the next pass.
+    ///
+    /// Mid-flow means that this pass brought bytes and the batch has room for as many again:
+    /// the loop then passes once more at once, without waiting (see ``CurlMultiLoop``), and the
+    /// batch goes out with the first pass that brings nothing — the socket ran dry, as after
+    /// each event of an event stream — or when it is full. So the consumer is woken once per
+    /// burst, not once per read, and a batch is held back by one pass at most once the bytes
+    /// stop.
+    func passEnded() -> Bool {
+        let received = streamBytesThisPass
+        streamBytesThisPass = 0
+        if handle != nil, received > 0, buffer.count + received <= buffer.capacity {
+            return true
+        }
         isStreamBatchScheduled = false
         publishStreamBatch()
+        return false
     }
 
     /// Publishes what is batched, then ends the stream with the trailer fields.

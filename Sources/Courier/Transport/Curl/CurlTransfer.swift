@@ -63,6 +63,10 @@ final class CurlTransfer: @unchecked Sendable {
     var streamUnread = 0
     /// Whether the batch is to be published at the end of the loop's pass.
     var isStreamBatchScheduled = false
+    /// Bytes the stream received in the loop's current pass.
+    var streamBytesThisPass = 0
+    /// The capacity of the stream's next batch buffer, sized from the last batch.
+    var streamBatchCapacity = 64 << 10
     /// Why a callback stopped the transfer, if one did.
     var failure: CourierError?
 
