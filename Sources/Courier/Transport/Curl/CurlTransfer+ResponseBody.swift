@@ -169,16 +169,17 @@ extension CurlTransfer {
     /// The loop's pass over the network ended: the batch goes to the consumer now, unless the
     /// transfer is still mid-flow. Returns `true` when the batch waits for the next pass.
     ///
-    /// Mid-flow means that this pass brought bytes and the batch has room for as many again:
-    /// the loop then passes once more at once, without waiting (see ``CurlMultiLoop``), and the
-    /// batch goes out with the first pass that brings nothing — the socket ran dry, as after
-    /// each event of an event stream — or when it is full. So the consumer is woken once per
-    /// burst, not once per read, and a batch is held back by one pass at most once the bytes
-    /// stop.
+    /// Mid-flow means that this pass brought a backlog — 64 KiB or more — and the batch has
+    /// room for as much again: the loop then passes once more at once, without waiting (see
+    /// ``CurlMultiLoop``), and the batch goes out with the first pass that brings less — the
+    /// socket ran dry, as after each event of an event stream — or when it is full. So the
+    /// consumer is woken once per burst, not once per read, and a batch is held back by one
+    /// pass at most once the bytes slow down. (A pass that brings a little, as when the loop is
+    /// faster than the server, publishes at once: holding it would cost a pass for nothing.)
     func passEnded() -> Bool {
         let received = streamBytesThisPass
         streamBytesThisPass = 0
-        if handle != nil, received > 0, buffer.count + received <= buffer.capacity {
+        if handle != nil, received >= 64 << 10, buffer.count + received <= buffer.capacity {
             return true
         }
         isStreamBatchScheduled = false
