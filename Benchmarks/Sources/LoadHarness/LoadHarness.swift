@@ -265,7 +265,8 @@ struct Run: ParsableCommand {
 
     private func summary(_ r: RunResult) -> String {
         if let failure = r.failure { return "\(r.client): FAILED \(failure)" }
-        let events = r.events > 0 ? "\(fmt(r.eventsPerSecond, 0)) events/s, \(fmt(r.cpuMicrosPerEvent, 2)) µs CPU/event, " : ""
+        let events =
+            r.events > 0 ? "\(fmt(r.eventsPerSecond, 0)) events/s, \(fmt(r.cpuMicrosPerEvent, 2)) µs CPU/event, " : ""
         return "\(r.client): \(events)\(fmt(r.requestsPerSecond, 0)) req/s, \(fmt(r.mebibytesPerSecond, 1)) MiB/s, "
             + "\(fmt(r.cpuMicrosPerRequest, 1)) µs CPU/req, p50 \(fmt(r.p50Micros, 0)) µs, RSS \(fmt(r.maxRSSMiB, 1)) MiB, "
             + "\(r.errors) errors, \(r.httpVersion)" + (r.firstError.map { " (first error: \($0.prefix(160)))" } ?? "")

@@ -209,7 +209,8 @@ struct Report {
         var md = "\n## Streamed against buffered (1 MiB)\n\n"
         md += "courier-stream (`Session.stream`, chunks discarded) against courier (`Session.send`, body buffered). "
         md += "CPU µs/MiB: the client process's CPU time over the body bytes it received.\n\n"
-        md += "| Protocol | Conc. | stream/buffered MiB/s | stream MiB/s | buffered MiB/s | stream CPU µs/MiB | buffered CPU µs/MiB | C floor CPU µs/MiB |\n"
+        md +=
+            "| Protocol | Conc. | stream/buffered MiB/s | stream MiB/s | buffered MiB/s | stream CPU µs/MiB | buffered CPU µs/MiB | C floor CPU µs/MiB |\n"
         md += "|---|--:|--:|--:|--:|--:|--:|--:|\n"
         for cell in large {
             let stream = value(table, cell, "courier-stream")
@@ -237,11 +238,13 @@ struct Report {
         for cell in eventCells {
             let floor = value(table, cell, "curl-sse")
             let present = table[cell].map { Array($0.keys) } ?? []
-            let names = Self.clientOrder.filter(present.contains) + present.filter { !Self.clientOrder.contains($0) }.sorted()
+            let names =
+                Self.clientOrder.filter(present.contains) + present.filter { !Self.clientOrder.contains($0) }.sorted()
             for name in names {
                 let r = value(table, cell, name)
                 md += "| \(cell.proto.title) | \(cell.concurrency) | \(name) "
-                md += "| \(r.map { fmt($0.eventsPerSecond, 0) } ?? "–") | \(r.map { fmt($0.cpuMicrosPerEvent, 2) } ?? "–") "
+                md +=
+                    "| \(r.map { fmt($0.eventsPerSecond, 0) } ?? "–") | \(r.map { fmt($0.cpuMicrosPerEvent, 2) } ?? "–") "
                 md += "| \(show(ratio(r?.eventsPerSecond, floor?.eventsPerSecond))) "
                 md += "| \(show(ratio(r?.cpuMicrosPerEvent, floor?.cpuMicrosPerEvent))) "
                 md += "| \(r?.errors ?? 0) |\n"

@@ -47,7 +47,8 @@ final class ResponseBufferPool: Sendable {
     /// Takes back a buffer of `capacity` bytes, or frees it when the pool is full.
     func give(_ buffer: UnsafeMutableRawPointer, capacity: Int) {
         let kept = state.withLock { state -> Bool in
-            guard state.bytes + capacity <= Self.totalBytes, state.free[capacity, default: []].count < Self.limit(for: capacity)
+            guard state.bytes + capacity <= Self.totalBytes,
+                state.free[capacity, default: []].count < Self.limit(for: capacity)
             else {
                 return false
             }
