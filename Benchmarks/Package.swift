@@ -72,6 +72,13 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE"), .unsafeFlags(["-O2"])],
             linkerSettings: [.linkedLibrary("curl")]
         ),
+        // The C floor for server-sent events: libcurl multi, each body parsed as an event stream.
+        .executableTarget(
+            name: "CurlSSEClient",
+            path: "Sources/CurlSSEClient",
+            cSettings: [.define("_GNU_SOURCE"), .unsafeFlags(["-O2"])],
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
         // The Swift floor: a bare Swift curl-multi loop that is also the callers' task executor.
         .target(
             name: "CSwiftLoopCurl",

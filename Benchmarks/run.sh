@@ -9,6 +9,10 @@
 #   Benchmarks/run.sh faults       the fault matrix: one line per broken server → RESULTS-faults.md
 #   Benchmarks/run.sh store [FLAGS] the SQLite token store: 1,000,000 users' tokens, read and CAS-write p50/p99,
 #                                  RSS of a process serving 50,000 users (~5 min, ~1 GB of disk) → RESULTS-store.md
+#   Benchmarks/run.sh stream       streamed against buffered 1 MiB bodies (courier, courier-stream, curl; h1, h2;
+#                                  c1–c256; 3 rounds of 2 s; ~6 min) → RESULTS-stream.md
+#   Benchmarks/run.sh sse          server-sent events: the C floor (and Courier's SSE client once there) reading an
+#                                  event stream of 10,000 events of 1 KiB (h1, h2; c1, c16; 3 rounds) → RESULTS-sse.md
 #
 # Any other flag goes to LoadHarness (`Benchmarks/run.sh --help` lists them), for example
 #   Benchmarks/run.sh --clients courier,curl --protocols h1 --sizes 1k --concurrency 64
@@ -31,6 +35,19 @@ report_header() {
     for line in "$@"; do echo "- $line"; done
     echo
 }
+
+# The fixed matrices: the flags of a load run, then any given after the mode.
+if [[ "${1:-}" == "stream" ]]; then
+    shift
+    set -- --clients courier,courier-stream,curl --protocols h1,h2 --sizes 1m --concurrency 1,16,64,256 \
+        --rounds 3 --seconds 2 --skip-memory --title "Courier streamed against buffered bodies" \
+        --output "$here/RESULTS-stream.md" "$@"
+elif [[ "${1:-}" == "sse" ]]; then
+    shift
+    set -- --clients curl-sse,courier-sse --protocols h1,h2 --sizes sse --concurrency 1,16 \
+        --rounds 3 --seconds 2 --skip-memory --title "Courier server-sent events" \
+        --output "$here/RESULTS-sse.md" "$@"
+fi
 
 if [[ "${1:-}" == "micro" ]]; then
     shift

@@ -103,7 +103,8 @@ class Stats:
     def key(self, key: str) -> dict:
         return self.keys.setdefault(key, {"requests": 0, "answered": 0, "dropped": 0, "methods": [],
                                           "times": [], "answer_times": [], "retry_after_dates": [],
-                                          "echoed": 0, "request_ended": False})
+                                          "echoed": 0, "request_ended": False,
+                                          "acknowledged": 0})
 
 
 STATS = Stats()
@@ -510,6 +511,32 @@ def handle(conn: Connection) -> None:
             elif request.path == "/no-read":
                 time.sleep(float(request.int_arg("seconds", 30)))
                 return
+            elif request.path == "/events":
+                # Server-sent events one at a time: event n goes out as its own chunk, then the
+                # server waits until the key's `acknowledged` reaches n (the client's `/ack`) or
+                # `wait` seconds (10) pass; then it closes without the last chunk, so a client
+                # that held an event back sees a truncated body instead of the next event.
+                key = request.query.get("key", "")
+                wait = float(request.int_arg("wait", 10))
+                conn.sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                  b"Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n")
+                for number in range(1, request.int_arg("count", 5) + 1):
+                    event = f"id: {number}\ndata: event {number}\n\n".encode()
+                    conn.sock.sendall(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+                    with STATS.lock:
+                        acknowledged = STATS.lock.wait_for(
+                            lambda: STATS.key(key)["acknowledged"] >= number, timeout=wait)
+                    if not acknowledged:
+                        dropped(entry)
+                        return
+                conn.sock.sendall(b"0\r\n\r\n")
+                answered(entry)
+            elif request.path == "/ack":
+                with STATS.lock:
+                    STATS.key(request.query.get("key", ""))["acknowledged"] += 1
+                    STATS.lock.notify_all()
+                answered(entry)
+                conn.send(200, b"acknowledged", close=close)
             elif request.path == "/hang":
                 hold(conn, request)
                 return

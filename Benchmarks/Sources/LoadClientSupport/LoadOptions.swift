@@ -31,6 +31,8 @@ public struct LoadOptions: Sendable {
     public var warmupSeconds = 0.5
     /// The body length every response must have; anything else counts as an error.
     public var expectBytes = -1
+    /// The events every event-stream response must hold (server-sent-event clients), or -1.
+    public var expectEvents = -1
     /// A PEM file of the certificate authority to trust for HTTPS.
     public var caFile: String?
     /// A client-specific variant, such as `stream` for Courier's streamed bodies.
@@ -59,6 +61,7 @@ public struct LoadOptions: Sendable {
             case "--warmup-requests": options.warmupRequests = number(value())
             case "--warmup-seconds": options.warmupSeconds = number(value())
             case "--expect-bytes": options.expectBytes = number(value())
+            case "--expect-events": options.expectEvents = number(value())
             case "--ca": options.caFile = value()
             case "--mode": options.mode = value()
             default: usage("unknown flag \(arguments[index])")

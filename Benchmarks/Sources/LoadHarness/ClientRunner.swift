@@ -15,6 +15,14 @@ struct Client: Hashable {
     let mode: String
     /// Only run in 1 MiB cells (the streamed variant).
     let largeBodiesOnly: Bool
+    /// Only run in event-stream cells (`sse`), and only there: a server-sent-events client.
+    var eventsOnly = false
+
+    /// Whether the client runs in a cell of `size`.
+    func runs(in size: BodySize) -> Bool {
+        if size == .events { return eventsOnly }
+        return !eventsOnly && (!largeBodiesOnly || size == .large)
+    }
 
     static let all: [Client] = [
         Client(name: "courier", executable: "CourierLoadClient", mode: "send", largeBodiesOnly: false),
@@ -22,6 +30,13 @@ struct Client: Hashable {
         // An A/B run: `CourierLoadClient` of another revision, copied into the bin dir under this
         // name, beside the current one and the floors in the same run.
         Client(name: "courier-baseline", executable: "CourierLoadClientBaseline", mode: "send", largeBodiesOnly: false),
+        // The same for streamed bodies (1 MiB cells).
+        Client(
+            name: "courier-stream-baseline",
+            executable: "CourierLoadClientBaseline",
+            mode: "stream",
+            largeBodiesOnly: true
+        ),
         Client(name: "courier-executor", executable: "CourierLoadClient", mode: "executor", largeBodiesOnly: false),
         Client(name: "courier-metrics", executable: "CourierLoadClient", mode: "metrics", largeBodiesOnly: false),
         Client(name: "ahc", executable: "AHCLoadClient", mode: "send", largeBodiesOnly: false),
@@ -36,6 +51,10 @@ struct Client: Hashable {
             mode: "courier-options",
             largeBodiesOnly: false
         ),
+        // Server-sent events (`--sizes sse`): each request reads the event stream of
+        // `BodySize.events` and counts its events. Courier's SSE client goes here, beside the C
+        // floor, as `courier-sse` (see README.md, "Server-sent events").
+        Client(name: "curl-sse", executable: "CurlSSEClient", mode: "send", largeBodiesOnly: false, eventsOnly: true),
     ]
 }
 
@@ -49,9 +68,25 @@ enum Protocol: String, CaseIterable {
 enum BodySize: String, CaseIterable {
     case small = "1k"
     case large = "1m"
+    /// An event stream (`text/event-stream`) of ``EventStreamFile/count`` events of 1 KiB data.
+    case events = "sse"
 
-    var bytes: Int { self == .small ? 1024 : 1 << 20 }
-    var title: String { self == .small ? "1 KiB" : "1 MiB" }
+    var bytes: Int {
+        switch self {
+        case .small: 1024
+        case .large: 1 << 20
+        case .events: EventStreamFile.size
+        }
+    }
+    var title: String {
+        switch self {
+        case .small: "1 KiB"
+        case .large: "1 MiB"
+        case .events: "SSE \(EventStreamFile.count / 1000)k×1 KiB"
+        }
+    }
+    /// The path on the harness's nginx.
+    var path: String { self == .events ? EventStreamFile.path : "/bytes/\(rawValue)" }
 }
 
 /// One cell of the matrix.
@@ -83,6 +118,8 @@ struct RunResult {
     var p50Micros = 0.0
     var p99Micros = 0.0
     var httpVersion = "n/a"
+    /// Server-sent events counted (event-stream clients only).
+    var events = 0
     var firstError: String?
     /// Set when the process crashed, timed out or printed no result.
     var failure: String?
@@ -92,6 +129,12 @@ struct RunResult {
     var cpuMicrosPerRequest: Double { requests > 0 ? Double(userMicros + systemMicros) / Double(requests) : 0 }
     var cpuUtilisation: Double { seconds > 0 ? Double(userMicros + systemMicros) / 1e6 / seconds : 0 }
     var maxRSSMiB: Double { Double(maxRSSKiB) / 1024 }
+    var eventsPerSecond: Double { seconds > 0 ? Double(events) / seconds : 0 }
+    var cpuMicrosPerEvent: Double { events > 0 ? Double(userMicros + systemMicros) / Double(events) : 0 }
+    /// CPU µs per MiB of body.
+    var cpuMicrosPerMebibyte: Double {
+        bytes > 0 ? Double(userMicros + systemMicros) / (Double(bytes) / 1_048_576) : 0
+    }
 }
 
 /// How the server and the clients are scheduled against other work on the machine.
@@ -156,6 +199,7 @@ final class ClientRunner {
         concurrency: Int,
         connections: Int,
         expectBytes: Int,
+        expectEvents: Int? = nil,
         budget: Budget
     ) -> RunResult {
         sequence += 1
@@ -170,6 +214,7 @@ final class ClientRunner {
             "--expect-bytes", "\(expectBytes)", "--mode", client.mode,
         ]
         if https { arguments += ["--ca", caFile] }
+        if let expectEvents { arguments += ["--expect-events", "\(expectEvents)"] }
 
         var command = scheduler.prefix + ["/usr/bin/taskset", "-c", "\(clientCPU)"]
         if client.name == "urlsession" && https && urlSessionCAMount {
@@ -229,6 +274,7 @@ final class ClientRunner {
         result.p50Micros = double("p50_us")
         result.p99Micros = double("p99_us")
         result.httpVersion = object["http_version"] as? String ?? "n/a"
+        result.events = int("events")
         result.firstError = object["first_error"] as? String
         return result
     }

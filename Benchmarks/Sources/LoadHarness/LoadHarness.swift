@@ -93,7 +93,7 @@ struct Run: ParsableCommand {
     @Option(help: "Protocols, comma-separated: h1 (HTTP/1.1 plain), h2 (HTTP/2 over TLS).")
     var protocols = "h1,h2"
 
-    @Option(help: "Body sizes, comma-separated: 1k, 1m.")
+    @Option(help: "Body sizes, comma-separated: 1k, 1m, sse (an event stream, for the SSE clients only).")
     var sizes = "1k,1m"
 
     @Option(help: "Concurrency levels, comma-separated.")
@@ -119,6 +119,9 @@ struct Run: ParsableCommand {
 
     @Option(help: "The command line to record in the report.")
     var invocation: String?
+
+    @Option(help: "The report's title.")
+    var title = "Courier load benchmark results"
 
     func run() throws {
         let selected = clients.split(separator: ",").map(String.init)
@@ -175,7 +178,7 @@ struct Run: ParsableCommand {
             var plan: [(Cell, Client)] = []
             for round in 0..<rounds {
                 for (index, cell) in cells.enumerated() {
-                    var inCell = chosen.filter { !$0.largeBodiesOnly || cell.size == .large }
+                    var inCell = chosen.filter { $0.runs(in: cell.size) }
                     if cell.proto == .http2 && noURLSessionCAMount { inCell.removeAll { $0.name == "urlsession" } }
                     // Interleave: each cell starts with a different client, round after round.
                     let shift = (index + round) % max(inCell.count, 1)
@@ -186,19 +189,21 @@ struct Run: ParsableCommand {
             for (number, (cell, client)) in plan.enumerated() {
                 let origin = cell.proto == .http1 ? server.http1Origin : server.tlsOrigin
                 let small = cell.size == .small
+                let events = cell.size == .events
                 let budget = Budget(
                     requests: small ? smallRequests : largeRequests,
                     seconds: seconds,
-                    warmupRequests: max(2 * cell.concurrency, small ? 500 : 50),
+                    warmupRequests: max(2 * cell.concurrency, small ? 500 : events ? 10 : 50),
                     warmupSeconds: warmupSeconds
                 )
                 var result = runner.run(
                     client,
-                    url: "\(origin)/bytes/\(cell.size.rawValue)",
+                    url: "\(origin)\(cell.size.path)",
                     https: cell.proto == .http2,
                     concurrency: cell.concurrency,
                     connections: cell.concurrency,
                     expectBytes: cell.size.bytes,
+                    expectEvents: events ? EventStreamFile.count : nil,
                     budget: budget
                 )
                 result.cell = cell
@@ -212,7 +217,7 @@ struct Run: ParsableCommand {
         var memory: [RunResult] = []
         if !skipMemory {
             let memoryClients = chosen.filter {
-                !$0.largeBodiesOnly && $0.name != "courier-executor" && $0.name != "courier-metrics"
+                !$0.largeBodiesOnly && !$0.eventsOnly && $0.name != "courier-executor" && $0.name != "courier-metrics"
                     && $0.name != "curl-courier-options"
                     && !$0.name.hasPrefix("swift-loop")
             }
@@ -233,6 +238,7 @@ struct Run: ParsableCommand {
         }
 
         let report = Report(
+            title: title,
             cells: cells,
             results: results,
             memory: memory,
@@ -259,7 +265,9 @@ struct Run: ParsableCommand {
 
     private func summary(_ r: RunResult) -> String {
         if let failure = r.failure { return "\(r.client): FAILED \(failure)" }
-        return "\(r.client): \(fmt(r.requestsPerSecond, 0)) req/s, \(fmt(r.mebibytesPerSecond, 1)) MiB/s, "
+        let events =
+            r.events > 0 ? "\(fmt(r.eventsPerSecond, 0)) events/s, \(fmt(r.cpuMicrosPerEvent, 2)) µs CPU/event, " : ""
+        return "\(r.client): \(events)\(fmt(r.requestsPerSecond, 0)) req/s, \(fmt(r.mebibytesPerSecond, 1)) MiB/s, "
             + "\(fmt(r.cpuMicrosPerRequest, 1)) µs CPU/req, p50 \(fmt(r.p50Micros, 0)) µs, RSS \(fmt(r.maxRSSMiB, 1)) MiB, "
             + "\(r.errors) errors, \(r.httpVersion)" + (r.firstError.map { " (first error: \($0.prefix(160)))" } ?? "")
     }

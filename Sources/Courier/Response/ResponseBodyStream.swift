@@ -4,12 +4,18 @@ import Synchronization
 
 /// The hand-over of streamed response chunks from a transport's thread to one consumer.
 ///
-/// The producer offers chunks with ``offer(_:)``; when more than `highWater` bytes wait,
-/// the offer is refused and the producer must pause. When the consumer has drained the
-/// buffer to half of `highWater`, ``onDrained`` asks the producer to continue.
+/// The producer batches what arrives and publishes it with ``publish(_:)``: once per pass of
+/// its loop over the network, so a consumer is woken once per batch, not once per read, and
+/// never waits for bytes that have arrived. When `highWater` bytes or more wait unread, the
+/// producer asks ``pauseIfFull()`` and pauses; when the consumer has drained the buffer to half
+/// of `highWater`, ``onDrained`` asks the producer to continue.
+///
+/// A consumer that finds chunks waiting takes them without suspending: only an empty buffer
+/// makes it wait.
 final class ResponseBodyStream: Sendable {
     private struct State {
-        var chunks: [Data] = []
+        /// Published chunks, each with the memory it holds (its weight).
+        var chunks: [(data: Data, weight: Int)] = []
         var head = 0
         var buffered = 0
         var producerPaused = false
@@ -21,10 +27,10 @@ final class ResponseBodyStream: Sendable {
         /// Takes the oldest chunk and lets go of it: a consumer that never catches up with the
         /// producer (the buffer refills before it is empty) must not keep the chunks it took.
         mutating func takeChunk() -> Data {
-            let chunk = chunks[head]
-            chunks[head] = Data()
+            let (chunk, weight) = chunks[head]
+            chunks[head] = (Data(), 0)
             head += 1
-            buffered -= chunk.count
+            buffered -= weight
             if head == chunks.count {
                 chunks.removeAll(keepingCapacity: true)
                 head = 0
@@ -38,8 +44,17 @@ final class ResponseBodyStream: Sendable {
         }
     }
 
+    /// What the consumer does after looking at the state.
+    private enum Step {
+        case chunk(Data, drained: Bool)
+        case end
+        case fail(any Error)
+        case wait, waitAfterDraining
+    }
+
     private let state = LockedBox(State())
-    private let highWater: Int
+    /// The unread bytes at which the producer pauses.
+    let highWater: Int
     private let onDrained: @Sendable () -> Void
     private let onCancel: @Sendable () -> Void
 
@@ -49,28 +64,34 @@ final class ResponseBodyStream: Sendable {
         self.onCancel = onCancel
     }
 
-    /// Offers a chunk. Returns `false` when the buffer is full: the chunk was NOT taken and
-    /// the producer must pause until ``onDrained`` runs. Once the stream has ended (its
-    /// consumer cancelled it), a chunk is taken and dropped.
-    func offer(_ chunk: Data) -> Bool {
-        let waiter = state.withLock { state -> CheckedContinuation<Data?, any Error>?? in
-            if state.finished { return .some(nil) }
+    // MARK: The producer (one thread)
+
+    /// Publishes a batch of body bytes: a waiting consumer gets it at once. `weight` is the
+    /// memory the chunk holds (its buffer's capacity, at least its count), which counts against
+    /// the high water until the consumer takes it. Returns the weight that waits unread
+    /// afterwards. Once the stream has ended (its consumer cancelled it), the bytes are dropped.
+    @discardableResult
+    func publish(_ chunk: Data, weight: Int) -> Int {
+        let (waiter, unread) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, Int) in
+            if state.finished || chunk.isEmpty { return (nil, state.buffered) }
             if let waiter = state.waiter {
                 state.waiter = nil
-                return .some(waiter)
+                return (waiter, state.buffered)
             }
-            if state.buffered >= highWater {
-                state.producerPaused = true
-                return .none
-            }
-            state.chunks.append(chunk)
-            state.buffered += chunk.count
-            return .some(nil)
+            state.chunks.append((chunk, max(weight, chunk.count)))
+            state.buffered += max(weight, chunk.count)
+            return (nil, state.buffered)
         }
-        switch waiter {
-        case .none: return false
-        case .some(let continuation):
-            continuation?.resume(returning: chunk)
+        waiter?.resume(returning: chunk)
+        return unread
+    }
+
+    /// Whether the producer must pause: `highWater` bytes or more wait unread. When it returns
+    /// `true`, ``onDrained`` runs once the consumer has drained the buffer to half of it.
+    func pauseIfFull() -> Bool {
+        state.withLock { state in
+            guard !state.finished, state.buffered >= highWater else { return false }
+            state.producerPaused = true
             return true
         }
     }
@@ -81,7 +102,7 @@ final class ResponseBodyStream: Sendable {
     }
 
     /// Ends the stream, with an error when the transfer failed, or with the trailer fields
-    /// that followed the body.
+    /// that followed the body. Chunks published before are still read first.
     func finish(throwing error: (any Error)? = nil, trailers: HTTPFields? = nil) {
         let waiter = state.withLock { state -> CheckedContinuation<Data?, any Error>? in
             guard !state.finished else { return nil }
@@ -94,29 +115,24 @@ final class ResponseBodyStream: Sendable {
         if let error { waiter?.resume(throwing: error) } else { waiter?.resume(returning: nil) }
     }
 
+    // MARK: The consumer
+
+    /// The next chunk, or `nil` at the end. Returns without suspending when a chunk waits.
     func next() async throws -> Data? {
-        try await withTaskCancellationHandler {
+        if !Task.isCancelled, let step = state.withLock({ takeAvailable(&$0) }) {
+            switch step {
+            case .chunk(let chunk, let drained):
+                if drained { onDrained() }
+                return chunk
+            case .end: return nil
+            case .fail(let error): throw error
+            case .wait, .waitAfterDraining: break  // never returned by takeAvailable
+            }
+        }
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                enum Step {
-                    case chunk(Data, drained: Bool)
-                    case end
-                    case fail(any Error)
-                    case wait, waitAfterDraining
-                }
                 let step: Step = state.withLock { state in
-                    if state.head < state.chunks.count {
-                        let chunk = state.takeChunk()
-                        var drained = false
-                        if state.producerPaused && state.buffered <= highWater / 2 {
-                            state.producerPaused = false
-                            drained = true
-                        }
-                        return .chunk(chunk, drained: drained)
-                    }
-                    if state.finished {
-                        if let failure = state.failure { return .fail(failure) }
-                        return .end
-                    }
+                    if let step = takeAvailable(&state) { return step }
                     state.waiter = continuation
                     if state.producerPaused {
                         state.producerPaused = false
@@ -137,6 +153,24 @@ final class ResponseBodyStream: Sendable {
         } onCancel: {
             self.cancelFromConsumer()
         }
+    }
+
+    /// A waiting chunk, or the end; `nil` when the consumer must wait.
+    private func takeAvailable(_ state: inout State) -> Step? {
+        if state.head < state.chunks.count {
+            let chunk = state.takeChunk()
+            var drained = false
+            if state.producerPaused && state.buffered <= highWater / 2 {
+                state.producerPaused = false
+                drained = true
+            }
+            return .chunk(chunk, drained: drained)
+        }
+        if state.finished {
+            if let failure = state.failure { return .fail(failure) }
+            return .end
+        }
+        return nil
     }
 
     func cancelFromConsumer() {

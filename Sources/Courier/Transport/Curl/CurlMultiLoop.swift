@@ -60,6 +60,8 @@ final class CurlMultiLoop: @unchecked Sendable {
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Whether an easy handle was added since the last `curl_multi_perform`.
     private var addedSincePerform = false
+    /// Streamed transfers that batched body bytes in this pass (``publishAfterPass(_:)``).
+    private var batchedStreams: [CurlTransfer] = []
     private var idleHandles: [CurlEasyHandle] = []
     private let maximumIdleHandles = 256
 
@@ -178,9 +180,13 @@ final class CurlMultiLoop: @unchecked Sendable {
             if performed != CURLM_OK { abandonRunning(performed) }
             collectCompletions()
             if let due = stallCheckDue, due <= StallClock.now { failStalledTransfers() }
-            // Jobs resumed by completions run before the next wait.
+            // Jobs resumed by completions run before the next wait. Then the streams' batches go
+            // out, those of bytes the jobs made libcurl deliver (a stream un-paused) too; the
+            // consumers they wake on this thread run in the next pass, which does not wait.
             runJobs(&jobs)
-            var timeout: Int32 = localJobs.isEmpty ? 1000 : 0
+            publishBatches()
+            // A batch held back for a transfer mid-flow: its bytes are due, do not wait for them.
+            var timeout: Int32 = localJobs.isEmpty && batchedStreams.isEmpty ? 1000 : 0
             if let due = stallCheckDue {
                 let now = StallClock.now
                 timeout = min(timeout, due <= now ? 0 : Int32(clamping: (due - now) / 1_000_000 + 1))
@@ -205,6 +211,21 @@ final class CurlMultiLoop: @unchecked Sendable {
             }
         }
         tearDown(commands: commands, jobs: jobs)
+    }
+
+    /// Has `transfer`'s batch of streamed bytes published before the loop waits again: a
+    /// consumer is woken once per pass, with all that arrived in it, and never waits for bytes
+    /// that are here.
+    func publishAfterPass(_ transfer: CurlTransfer) {
+        assert(isCurrent, "a stream batch scheduled off the loop thread")
+        batchedStreams.append(transfer)
+    }
+
+    /// Publishes the batches of this pass; keeps those of transfers still mid-flow for the
+    /// next (``CurlTransfer/passEnded()``).
+    private func publishBatches() {
+        guard !batchedStreams.isEmpty else { return }
+        batchedStreams.removeAll { !$0.passEnded() }
     }
 
     /// Runs the queued jobs, then those they enqueue on this thread, until none are left.

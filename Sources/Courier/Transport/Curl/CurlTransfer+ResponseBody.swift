@@ -78,7 +78,7 @@ extension CurlTransfer {
     func endResponse() {
         switch machine.responseEnded() {
         case .respond: respond()
-        case .finishStream: stream?.finish(trailers: head.trailerFields)
+        case .finishStream: finishStream()
         case .ignore: break
         }
     }
@@ -88,13 +88,7 @@ extension CurlTransfer {
     private func take(_ bytes: UnsafeRawBufferPointer) -> Int {
         switch machine.bodyReceived() {
         case .stream:
-            guard let stream else { return 0 }
-            if stream.offer(Data(bytes)) {
-                receivedBytes += bytes.count
-                return bytes.count
-            }
-            machine.receivePaused()
-            return Int(ccurl_writefunc_pause())
+            return batchForStream(bytes)
         case .buffer:
             if buffer.count + bytes.count > bufferLimit {
                 failure = CourierError(
@@ -115,6 +109,89 @@ extension CurlTransfer {
         case .abort:
             return 0
         }
+    }
+
+    /// Adds streamed bytes to the batch the stream gets at the end of the loop's pass (or
+    /// sooner, when the batch is full). Pauses the transfer instead when the consumer has
+    /// `highWater` bytes or more unread.
+    ///
+    /// The batch lives in the buffer a buffered body would use, taken from the pool of response
+    /// buffers, so that a steady stream does not fault in fresh pages for every read.
+    private func batchForStream(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard let stream else { return 0 }
+        if streamUnread + buffer.count >= stream.highWater {
+            // Full as far as this thread knows: publish, and learn what the consumer has read.
+            publishStreamBatch()
+            if streamUnread >= stream.highWater, stream.pauseIfFull() {
+                machine.receivePaused()
+                return Int(ccurl_writefunc_pause())
+            }
+        }
+        if buffer.count + bytes.count > buffer.capacity {
+            publishStreamBatch()
+            buffer.reserve(max(bytes.count, streamBatchCapacity))
+        }
+        if !isStreamBatchScheduled {
+            isStreamBatchScheduled = true
+            loop.publishAfterPass(self)
+        }
+        buffer.append(bytes)
+        receivedBytes += bytes.count
+        streamBytesThisPass += bytes.count
+        return bytes.count
+    }
+
+    /// Hands the batch to the stream (loop thread): the end of a pass over the network, a full
+    /// batch, a pause or the end of the body.
+    ///
+    /// The batch's buffer goes with it, without a copy, and counts as its whole capacity
+    /// against the stream's high water. A batch much smaller than its buffer (a trickle, such
+    /// as an event stream) is copied out instead and the buffer kept for the next one: a
+    /// consumer that keeps many small chunks must not keep a large buffer for each. The next
+    /// buffer is sized from this batch (twice its size, from 64 KiB up to a quarter of the high
+    /// water, at most 256 KiB), so that batches fill their buffers.
+    func publishStreamBatch() {
+        guard let stream, buffer.count > 0 else { return }
+        let count = buffer.count
+        let largest = min(max(stream.highWater / 4, 16 << 10), 256 << 10)
+        streamBatchCapacity = min(
+            max(ResponseBufferPool.pooledCapacity(for: count * 2) ?? largest, min(64 << 10, largest)),
+            largest
+        )
+        if count * 4 < buffer.capacity {
+            streamUnread = stream.publish(buffer.copyData(), weight: count)
+        } else {
+            let capacity = buffer.capacity
+            streamUnread = stream.publish(buffer.takeData(), weight: capacity)
+        }
+    }
+
+    /// The loop's pass over the network ended: the batch goes to the consumer now, unless the
+    /// transfer is still mid-flow. Returns `true` when the batch waits for the next pass.
+    ///
+    /// Mid-flow means that this pass brought a backlog — 64 KiB or more — and the batch has
+    /// room for as much again: the loop then passes once more at once, without waiting (see
+    /// ``CurlMultiLoop``), and the batch goes out with the first pass that brings less — the
+    /// socket ran dry, as after each event of an event stream — or when it is full. So the
+    /// consumer is woken once per burst, not once per read, and a batch is held back by one
+    /// pass at most once the bytes slow down. (A pass that brings a little, as when the loop is
+    /// faster than the server, publishes at once: holding it would cost a pass for nothing.)
+    func passEnded() -> Bool {
+        let received = streamBytesThisPass
+        streamBytesThisPass = 0
+        if handle != nil, received >= 64 << 10, buffer.count + received <= buffer.capacity {
+            return true
+        }
+        isStreamBatchScheduled = false
+        publishStreamBatch()
+        return false
+    }
+
+    /// Publishes what is batched, then ends the stream with the trailer fields.
+    func finishStream() {
+        publishStreamBatch()
+        buffer.free()  // the batch's memory goes back to the pool
+        stream?.finish(trailers: head.trailerFields)
     }
 
     /// Hands the head and a body stream to the caller.

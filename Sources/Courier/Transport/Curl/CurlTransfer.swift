@@ -56,8 +56,17 @@ final class CurlTransfer: @unchecked Sendable {
     // Response body (CurlTransfer+ResponseBody.swift).
     /// The buffered body's bytes so far.
     var buffer = ResponseBuffer()
-    /// The streamed body, once its head went to the caller.
+    /// The streamed body, once its head went to the caller. Its bytes are batched in
+    /// ``buffer`` and published once per pass of the loop.
     var stream: ResponseBodyStream?
+    /// The stream's unread bytes when the last batch was published: at least what is unread now.
+    var streamUnread = 0
+    /// Whether the batch is to be published at the end of the loop's pass.
+    var isStreamBatchScheduled = false
+    /// Bytes the stream received in the loop's current pass.
+    var streamBytesThisPass = 0
+    /// The capacity of the stream's next batch buffer, sized from the last batch.
+    var streamBatchCapacity = 64 << 10
     /// Why a callback stopped the transfer, if one did.
     var failure: CourierError?
 
@@ -260,7 +269,7 @@ final class CurlTransfer: @unchecked Sendable {
         case .fail(let recipient):
             deliver(error(for: code), to: recipient)
         case .finishStream:
-            stream?.finish(trailers: head.trailerFields)
+            finishStream()
         case .respond:
             respond()
         }
@@ -312,6 +321,7 @@ final class CurlTransfer: @unchecked Sendable {
                 continuation.resume(throwing: error)
             }
         case .stream:
+            publishStreamBatch()  // what arrived before the failure is read first
             stream?.finish(throwing: error)
         case .nobody:
             break

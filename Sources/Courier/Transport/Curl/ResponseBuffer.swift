@@ -60,8 +60,21 @@ struct ResponseBuffer {
         return Data(bytesNoCopy: base, count: count, deallocator: .free)
     }
 
+    /// Copies the bytes into a `Data` of their size and empties the buffer, which keeps its
+    /// memory for the next bytes.
+    mutating func copyData() -> Data {
+        guard let base, count > 0 else { return Data() }
+        defer { count = 0 }
+        return Data(bytes: base, count: count)
+    }
+
+    /// Lets go of the memory: back to the pool when it came from there, freed otherwise.
     mutating func free() {
-        Foundation.free(base)
+        if let base, ResponseBufferPool.pooledCapacity(for: capacity) == capacity {
+            ResponseBufferPool.shared.give(base, capacity: capacity)
+        } else {
+            Foundation.free(base)
+        }
         base = nil
         count = 0
         capacity = 0
