@@ -1,5 +1,6 @@
-// Courier load client: `Session.send` (buffered; modes `send` and `executor`) or
-// `Session.stream` (mode `stream`, chunks discarded) with the default configuration: no
+// Courier load client: `Session.send` (buffered; modes `send` and `executor`),
+// `Session.stream` (mode `stream`, chunks discarded) or `Session.events` (mode `sse`, each
+// response read as server-sent events, not reconnecting) with the default configuration: no
 // middleware, no logger. Mode `metrics` is `send` with swift-prometheus as the session's metrics
 // backend (the registry is rendered once at the end, as a scrape would). Mode `soak` is the long
 // run of Soak.swift. One CurlTransport, its connection limit set to --connections and the test
@@ -36,6 +37,23 @@ let executor: (any TaskExecutor)? = options.mode == "executor" ? transport.execu
 // One closure per mode, the response turned into an outcome by a plain function: the closure's
 // async frame, which every request in flight keeps, holds little more than the response.
 func oneRequest(streamed: Bool) -> @Sendable () async -> RequestOutcome {
+    if options.mode == "sse" {
+        let request = ResourceRequest(path: path)
+        let configuration = ServerSentEvents.Configuration(reconnects: false)
+        return {
+            do {
+                var events = 0
+                var bytes = 0
+                for try await event in session.events(request, configuration: configuration) {
+                    events += 1
+                    bytes += event.data.utf8.count
+                }
+                return RequestOutcome(bytes: bytes, status: 200, events: events)
+            } catch {
+                return RequestOutcome(bytes: 0, status: 0, error: "\(error)")
+            }
+        }
+    }
     if streamed {
         return {
             do {
@@ -63,7 +81,7 @@ func outcome(of response: Response, bytes: Int) -> RequestOutcome {
     RequestOutcome(bytes: bytes, status: response.status.code, httpVersion: response.metrics?.httpVersion.rawValue)
 }
 
-await LoadRunner.run(client: "courier", options: options, executor: executor, send: oneRequest(streamed: streamed))
+await LoadRunner.run(client: options.mode == "sse" ? "courier-sse" : "courier", options: options, executor: executor, send: oneRequest(streamed: streamed))
 await session.shutdown()
 await transport.shutdown()
 if options.mode == "metrics" {

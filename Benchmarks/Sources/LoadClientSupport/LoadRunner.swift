@@ -16,13 +16,17 @@ public struct RequestOutcome: Sendable {
     public var httpVersion: String?
     /// Why it failed, when it threw.
     public var error: String?
+    /// The server-sent events read, for a client that reads events rather than a body; its
+    /// `bytes` are then the events' data bytes, and the events are checked instead.
+    public var events: Int?
 
     /// Creates an outcome.
-    public init(bytes: Int, status: Int, httpVersion: String? = nil, error: String? = nil) {
+    public init(bytes: Int, status: Int, httpVersion: String? = nil, error: String? = nil, events: Int? = nil) {
         self.bytes = bytes
         self.status = status
         self.httpVersion = httpVersion
         self.error = error
+        self.events = events
     }
 }
 
@@ -83,6 +87,7 @@ public enum LoadRunner {
             ("p99_us", "\(percentile(0.99))"),
             ("http_version", json(phase.httpVersion ?? "n/a")),
         ]
+        if let events = phase.events { fields.append(("events", "\(events)")) }
         if let error = phase.firstError { fields.append(("first_error", json(error))) }
         let body = fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",")
         print("RESULT {\(body)}")
@@ -113,16 +118,28 @@ struct PhaseResult: Sendable {
     var latenciesNanos: [UInt64] = []
     var httpVersion: String?
     var firstError: String?
+    /// The server-sent events read, when the client reads events.
+    var events: Int?
 
     /// Counts one request that took `nanos`, as an error when it failed or its body is not
-    /// the `expect` bytes (any size when negative).
+    /// the `expect` bytes (any size when negative) — or, for a client that reads events, when it
+    /// did not read the `expectEvents` events.
     @inline(never)
-    mutating func record(_ outcome: RequestOutcome, nanos: UInt64, expect: Int, latency: Bool) {
+    mutating func record(_ outcome: RequestOutcome, nanos: UInt64, expect: Int, expectEvents: Int, latency: Bool) {
         completed += 1
         bytes += outcome.bytes
-        if outcome.status != 200 || (expect >= 0 && outcome.bytes != expect) || outcome.error != nil {
+        let wrongSize: Bool
+        if let read = outcome.events {
+            events = (events ?? 0) + read
+            wrongSize = expectEvents >= 0 && read != expectEvents
+        } else {
+            wrongSize = expect >= 0 && outcome.bytes != expect
+        }
+        if outcome.status != 200 || wrongSize || outcome.error != nil {
             errors += 1
-            if firstError == nil { firstError = outcome.error ?? "status \(outcome.status), \(outcome.bytes) bytes" }
+            if firstError == nil {
+                firstError = outcome.error ?? "status \(outcome.status), \(outcome.bytes) bytes, \(outcome.events ?? 0) events"
+            }
         }
         if httpVersion == nil { httpVersion = outcome.httpVersion }
         if latency { latenciesNanos.append(nanos) }
@@ -158,6 +175,7 @@ struct PhaseRunner: Sendable {
         let start = monotonicNanos()
         let workers = min(options.concurrency, requests)
         let expect = options.expectBytes
+        let expectEvents = options.expectEvents
         let send = self.send
         let executor = self.executor
         let latencyCapacity = recordLatency ? min(requests / workers + 1, 1 << 20) : 0
@@ -170,11 +188,23 @@ struct PhaseRunner: Sendable {
                 // measured with 10,000 in flight).
                 if let executor {
                     group.addTask(executorPreference: executor) {
-                        await Self.work(budget: budget, send: send, expect: expect, latencyCapacity: latencyCapacity)
+                        await Self.work(
+                            budget: budget,
+                            send: send,
+                            expect: expect,
+                            expectEvents: expectEvents,
+                            latencyCapacity: latencyCapacity
+                        )
                     }
                 } else {
                     group.addTask {
-                        await Self.work(budget: budget, send: send, expect: expect, latencyCapacity: latencyCapacity)
+                        await Self.work(
+                            budget: budget,
+                            send: send,
+                            expect: expect,
+                            expectEvents: expectEvents,
+                            latencyCapacity: latencyCapacity
+                        )
                     }
                 }
             }
@@ -186,6 +216,7 @@ struct PhaseRunner: Sendable {
                 total.latenciesNanos += part.latenciesNanos
                 if total.httpVersion == nil { total.httpVersion = part.httpVersion }
                 if total.firstError == nil { total.firstError = part.firstError }
+                if let events = part.events { total.events = (total.events ?? 0) + events }
             }
             return total
         }
@@ -201,6 +232,7 @@ struct PhaseRunner: Sendable {
         budget: Budget,
         send: @Sendable () async -> RequestOutcome,
         expect: Int,
+        expectEvents: Int,
         latencyCapacity: Int
     ) async -> PhaseResult {
         var mine = PhaseResult()
@@ -208,7 +240,13 @@ struct PhaseRunner: Sendable {
         while budget.take() {
             let begin = monotonicNanos()
             let outcome = await send()
-            mine.record(outcome, nanos: monotonicNanos() &- begin, expect: expect, latency: latencyCapacity > 0)
+            mine.record(
+                outcome,
+                nanos: monotonicNanos() &- begin,
+                expect: expect,
+                expectEvents: expectEvents,
+                latency: latencyCapacity > 0
+            )
         }
         return mine
     }

@@ -52,9 +52,9 @@ struct Client: Hashable {
             largeBodiesOnly: false
         ),
         // Server-sent events (`--sizes sse`): each request reads the event stream of
-        // `BodySize.events` and counts its events. Courier's SSE client goes here, beside the C
-        // floor, as `courier-sse` (see README.md, "Server-sent events").
+        // `BodySize.events` and counts its events: the C floor, and Courier's `Session.events`.
         Client(name: "curl-sse", executable: "CurlSSEClient", mode: "send", largeBodiesOnly: false, eventsOnly: true),
+        Client(name: "courier-sse", executable: "CourierLoadClient", mode: "sse", largeBodiesOnly: false, eventsOnly: true),
     ]
 }
 
