@@ -47,7 +47,7 @@ final class TestServer {
         try writeBody("www/bytes/1k", count: 1024)
         try writeBody("www/bytes/1m", count: 1 << 20)
         try writeBody("www/slow/1k", count: 1024)
-        try EventStreamFile.contents.write(to: directory.appendingPathComponent("www" + EventStreamFile.path))
+        try EventStreamFile.write(to: directory.appendingPathComponent("www" + EventStreamFile.path))
         try makeCertificates()
         try configuration().write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
         // nginx's workers may run as another user: let them read the tree.

@@ -127,6 +127,9 @@ extension CurlTransfer {
                 return Int(ccurl_writefunc_pause())
             }
         }
+        // A new batch starts in a buffer of the size the last batch asked for: a buffer kept
+        // from a burst would make every smaller batch a copy.
+        if buffer.count == 0, buffer.capacity > streamBatchCapacity * 2 { buffer.free() }
         if buffer.count + bytes.count > buffer.capacity {
             publishStreamBatch()
             buffer.reserve(max(bytes.count, streamBatchCapacity))
@@ -148,14 +151,15 @@ extension CurlTransfer {
     /// against the stream's high water. A batch much smaller than its buffer (a trickle, such
     /// as an event stream) is copied out instead and the buffer kept for the next one: a
     /// consumer that keeps many small chunks must not keep a large buffer for each. The next
-    /// buffer is sized from this batch (twice its size, from 64 KiB up to a quarter of the high
-    /// water, at most 256 KiB), so that batches fill their buffers.
+    /// buffer is sized from this batch (twice its size, from 16 KiB up to a quarter of the high
+    /// water, at most 256 KiB), so that batches fill their buffers and are rarely copied (a pass
+    /// over an HTTP/2 connection brings each of its streams a frame or two).
     func publishStreamBatch() {
         guard let stream, buffer.count > 0 else { return }
         let count = buffer.count
         let largest = min(max(stream.highWater / 4, 16 << 10), 256 << 10)
         streamBatchCapacity = min(
-            max(ResponseBufferPool.pooledCapacity(for: count * 2) ?? largest, min(64 << 10, largest)),
+            max(ResponseBufferPool.pooledCapacity(for: count * 2) ?? largest, min(16 << 10, largest)),
             largest
         )
         if count * 4 < buffer.capacity {

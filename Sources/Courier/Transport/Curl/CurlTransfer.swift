@@ -66,7 +66,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Bytes the stream received in the loop's current pass.
     var streamBytesThisPass = 0
     /// The capacity of the stream's next batch buffer, sized from the last batch.
-    var streamBatchCapacity = 64 << 10
+    var streamBatchCapacity = 16 << 10
     /// Why a callback stopped the transfer, if one did.
     var failure: CourierError?
 

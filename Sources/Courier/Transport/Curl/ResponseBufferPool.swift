@@ -3,16 +3,16 @@ import Foundation
 /// Keeps large response buffers for reuse, so that a steady stream of big buffered responses
 /// does not pay for fresh pages (page faults, then `munmap`) on every request.
 ///
-/// Only buffers whose capacity is a power of two between 64 KiB and 4 MiB are kept, at most
+/// Only buffers whose capacity is a power of two between 16 KiB and 4 MiB are kept, at most
 /// 64 per size (more of the sizes below 2 MiB, up to the whole bound: the batches of streamed
-/// bodies are 64–256 KiB) and 80 MiB in all; anything else is freed as usual. (With 8 per size, 64 MiB
+/// bodies are 16–256 KiB) and 80 MiB in all; anything else is freed as usual. (With 8 per size, 64 MiB
 /// responses in flight at 1 MiB each still paid for fresh pages: 0.30× the C floor's MiB/s
 /// against 0.60× with 64.) The memory stays with the process after a burst, up to that bound. A buffer comes back
 /// when the `Data` that owns it is released, on whatever thread that happens.
 final class ResponseBufferPool: Sendable {
     static let shared = ResponseBufferPool()
 
-    static let smallestPooled = 64 << 10
+    static let smallestPooled = 16 << 10
     static let largestPooled = 4 << 20
     /// How many buffers of `capacity` bytes are kept at most.
     private static func limit(for capacity: Int) -> Int {
