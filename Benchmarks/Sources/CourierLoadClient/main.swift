@@ -81,7 +81,12 @@ func outcome(of response: Response, bytes: Int) -> RequestOutcome {
     RequestOutcome(bytes: bytes, status: response.status.code, httpVersion: response.metrics?.httpVersion.rawValue)
 }
 
-await LoadRunner.run(client: options.mode == "sse" ? "courier-sse" : "courier", options: options, executor: executor, send: oneRequest(streamed: streamed))
+await LoadRunner.run(
+    client: options.mode == "sse" ? "courier-sse" : "courier",
+    options: options,
+    executor: executor,
+    send: oneRequest(streamed: streamed)
+)
 await session.shutdown()
 await transport.shutdown()
 if options.mode == "metrics" {

@@ -138,7 +138,8 @@ struct PhaseResult: Sendable {
         if outcome.status != 200 || wrongSize || outcome.error != nil {
             errors += 1
             if firstError == nil {
-                firstError = outcome.error ?? "status \(outcome.status), \(outcome.bytes) bytes, \(outcome.events ?? 0) events"
+                firstError =
+                    outcome.error ?? "status \(outcome.status), \(outcome.bytes) bytes, \(outcome.events ?? 0) events"
             }
         }
         if httpVersion == nil { httpVersion = outcome.httpVersion }

@@ -54,7 +54,13 @@ struct Client: Hashable {
         // Server-sent events (`--sizes sse`): each request reads the event stream of
         // `BodySize.events` and counts its events: the C floor, and Courier's `Session.events`.
         Client(name: "curl-sse", executable: "CurlSSEClient", mode: "send", largeBodiesOnly: false, eventsOnly: true),
-        Client(name: "courier-sse", executable: "CourierLoadClient", mode: "sse", largeBodiesOnly: false, eventsOnly: true),
+        Client(
+            name: "courier-sse",
+            executable: "CourierLoadClient",
+            mode: "sse",
+            largeBodiesOnly: false,
+            eventsOnly: true
+        ),
     ]
 }
 
