@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// The database a ``SQLiteTokenStore`` keeps: how each connection is set up, and the schema,
 /// created on first use and versioned so that a later Courier can migrate it.
@@ -75,7 +76,19 @@ enum SQLiteSchema {
     /// - Throws: ``SQLiteFailure`` with `SQLITE_NOTADB` for a file that is not a Courier token
     ///   store (another application's database, a newer schema), and whatever SQLite throws.
     static func prepareWriter(_ connection: SQLiteConnection) throws {
-        try connection.execute(connectionSettings)
+        // Switching a new file to WAL takes an exclusive lock, and SQLite answers BUSY at once,
+        // without its busy handler, while another process makes the same switch: try again,
+        // for at most about two seconds.
+        var attempt = 0
+        while true {
+            do {
+                try connection.execute(connectionSettings)
+                break
+            } catch let failure as SQLiteFailure where failure.primaryCode == SQLITE_BUSY && attempt < 400 {
+                attempt += 1
+                usleep(5_000)
+            }
+        }
         try connection.writeTransaction {
             let application = try connection.pragma("application_id")
             let version = try connection.pragma("user_version")
@@ -99,13 +112,33 @@ enum SQLiteSchema {
     /// Sets up a reader's connection — it only reads, and never waits for the writer — and
     /// checks that the file is a store this Courier reads, without taking any lock.
     ///
-    /// - Throws: ``SQLiteFailure`` with `SQLITE_EMPTY` for a file that has no schema yet (the
-    ///   writer creates it), `SQLITE_NOTADB` as ``prepareWriter(_:)`` does, and whatever
+    /// - Throws: ``SQLiteFailure`` with `SQLITE_EMPTY` for a file that has no schema yet, or
+    ///   that another connection is setting up (the writer creates it or waits), `SQLITE_NOTADB` as ``prepareWriter(_:)`` does, and whatever
     ///   SQLite throws.
     static func prepareReader(_ connection: SQLiteConnection) throws {
         try connection.execute("PRAGMA query_only = ON;")
-        let application = try connection.pragma("application_id")
-        let version = try connection.pragma("user_version")
+        // One read transaction, so that the three values come from one snapshot: read one by
+        // one, they could straddle another process's creation of the schema (an application ID
+        // still 0 beside a version already 1) and call a new store another application's.
+        try connection.execute("BEGIN;")
+        let snapshot: (application: Int64, version: Int64, objects: Int64)
+        do {
+            snapshot = (
+                try connection.pragma("application_id"),
+                try connection.pragma("user_version"),
+                try connection.first("SELECT count(*) FROM sqlite_master") { $0.integer(0) } ?? 0
+            )
+            try connection.execute("COMMIT;")
+        } catch let failure as SQLiteFailure where failure.primaryCode == SQLITE_BUSY {
+            // Another connection is making the file a store (switching it to WAL, creating the
+            // schema) and SQLite does not wait for that: let the writer wait for it, then read.
+            try? connection.execute("ROLLBACK;")
+            throw SQLiteFailure(code: SQLITE_EMPTY, message: "the store is being created by another connection")
+        } catch {
+            try? connection.execute("ROLLBACK;")
+            throw error
+        }
+        let (application, version, objects) = snapshot
         switch (application, version) {
         case (applicationID, 1...Self.version):
             break
@@ -114,7 +147,7 @@ enum SQLiteSchema {
                 code: SQLITE_NOTADB,
                 message: "the store has schema version \(version); this Courier reads up to \(Self.version)"
             )
-        case (0, 0) where try connection.first("SELECT count(*) FROM sqlite_master", [], { $0.integer(0) }) == 0:
+        case (0, 0) where objects == 0:
             throw SQLiteFailure(code: SQLITE_EMPTY, message: "the store has no tables yet")
         default:
             throw SQLiteFailure(code: SQLITE_NOTADB, message: "the database is not a Courier token store")

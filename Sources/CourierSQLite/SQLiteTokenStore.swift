@@ -243,18 +243,27 @@ public final class SQLiteTokenStore: SharedTokenStore {
     /// Runs `body` on the reader's thread; every error as a ``/Courier/CourierError`` (or
     /// `CancellationError`). A file that is missing or has no tables yet is created by the
     /// writer first; a store that exists is read without the writer, whatever it waits for.
+    /// A reader of a WAL file is refused only while the file changes state (another connection
+    /// switching it to WAL or recovering it), and SQLite refuses at once rather than wait: such
+    /// a read waits for the writer's turn, which does wait, and is tried again (at most 20
+    /// times, a little later each time).
     func read<Value: Sendable>(
         _ operation: String,
         _ body: @escaping @Sendable (SQLiteConnection) throws -> Value
     ) async throws -> Value {
         do {
-            do {
-                return try await reader.perform(body)
-            } catch let failure as SQLiteFailure
-                where failure.primaryCode == SQLITE_EMPTY || failure.primaryCode == SQLITE_CANTOPEN
-            {
-                try await writer.perform { _ in }
-                return try await reader.perform(body)
+            var attempt = 0
+            while true {
+                do {
+                    return try await reader.perform(body)
+                } catch let failure as SQLiteFailure
+                    where failure.primaryCode == SQLITE_EMPTY || failure.primaryCode == SQLITE_CANTOPEN
+                    || (failure.primaryCode == SQLITE_BUSY && attempt < 20)
+                {
+                    attempt += 1
+                    try await writer.perform { _ in }
+                    if failure.primaryCode == SQLITE_BUSY { try await Task.sleep(for: .milliseconds(attempt)) }
+                }
             }
         } catch {
             throw Self.courierError(error, operation: operation, path: path)
