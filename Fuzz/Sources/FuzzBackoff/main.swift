@@ -81,7 +81,7 @@ func fuzzBackoff(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     }
     guard let retryAt = machine.retryAt else { return 0 }
     let wait = retryAt.timeIntervalSince(now)
-    let longest = max(Fixture.backoff.maximum, Fixture.backoff.maximumRetryAfter).authTimeInterval
+    let longest = max(Fixture.backoff.maximum, Fixture.backoff.maximumRetryAfter).inSeconds
     precondition(wait.isFinite && wait >= 0 && wait <= longest + 0.001, "the next renewal waits \(wait) s")
     // Until then callers are failed at once; once it is due, a renewal starts.
     if wait > 0.001, case .start = machine.tokenRequested(now: now) {

@@ -115,7 +115,7 @@ public struct OAuth2Token: Sendable, Hashable, Codable, CustomStringConvertible 
     /// When ``needsRenewal(at:leeway:)`` starts to say yes; `nil` for a token without expiry.
     func renewalDate(leeway: Duration) -> Date? {
         guard let expiresAt else { return nil }
-        var margin = max(0, leeway.authTimeInterval)
+        var margin = max(0, leeway.inSeconds)
         if let lifetime, lifetime > 0 { margin = min(margin, lifetime / 2) }
         return expiresAt.addingTimeInterval(-margin)
     }
@@ -134,13 +134,5 @@ public struct OAuth2Token: Sendable, Hashable, Codable, CustomStringConvertible 
         if let expiresAt { text += ", expires \(expiresAt)" }
         if let scope { text += ", scope \"\(Scope.parameterValue(of: scope))\"" }
         return text + ")"
-    }
-}
-
-extension Duration {
-    /// The duration in seconds as a `TimeInterval`.
-    var authTimeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 }

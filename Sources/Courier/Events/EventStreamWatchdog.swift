@@ -74,7 +74,6 @@ final class EventStreamWatchdog: Sendable {
 
     /// Now, in nanoseconds from `ContinuousClock.reference`.
     private static func now() -> Int64 {
-        let elapsed = ContinuousClock.sinceReference.components
-        return elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000
+        Int64(ContinuousClock.sinceReference.nanoseconds)
     }
 }

@@ -242,19 +242,13 @@ extension ServerSentEvents {
         /// half as long again at random, so that clients cut off together do not come back
         /// together.
         private func reconnectionDelay() -> Duration {
-            let maximum = Self.seconds(configuration.maximumReconnectionDelay)
-            var delay = Swift.min(Self.seconds(parser.reconnectionTime ?? configuration.reconnectionDelay), maximum)
+            let maximum = configuration.maximumReconnectionDelay.inSeconds
+            var delay = Swift.min((parser.reconnectionTime ?? configuration.reconnectionDelay).inSeconds, maximum)
             if failures > 0 {
                 let floor = Swift.max(delay, 0.1)
                 delay = Swift.min(Swift.max(floor, maximum), floor * Double(1 << Swift.min(failures, 20)))
             }
             return .seconds(delay * Double.random(in: 1...1.5))
-        }
-
-        /// `duration` in seconds.
-        private static func seconds(_ duration: Duration) -> Double {
-            let (seconds, attoseconds) = duration.components
-            return Double(seconds) + Double(attoseconds) / 1e18
         }
     }
 }

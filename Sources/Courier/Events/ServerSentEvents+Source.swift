@@ -19,7 +19,7 @@ extension ServerSentEvents {
         /// `error` as the session's own failures of `request` read: with its endpoint and the
         /// session's tag.
         func failure(_ error: CourierError, of request: ResourceRequest) -> any Error {
-            session.tagged(error.with(endpoint: request.endpoint.description))
+            session.failure(error, method: request.method, target: request.path)
         }
     }
 }

@@ -98,7 +98,7 @@ import Testing
         var current = try loaded(&machine, with: token("t0", at: now), at: now)
         // A token that served for a while and is then revoked: not a loop, however often.
         for round in 1...5 {
-            now = now.addingTimeInterval(RefreshLimit.freshness.authTimeInterval + 1)
+            now = now.addingTimeInterval(RefreshLimit.freshness.inSeconds + 1)
             let renewal = try started(machine.tokenRejected(version: current.version, now: now))
             current = try publish(&machine, renewal.id, token("s\(round)", at: now), at: now)
         }
@@ -139,15 +139,15 @@ import Testing
         }
         let tripped = try failed(machine.tokenRejected(version: current.version, now: start))
         #expect(tripped.kind == .excessiveRefresh)
-        #expect(machine.guardClosedUntil == start.addingTimeInterval(RefreshLimit.cooldown.authTimeInterval))
+        #expect(machine.guardClosedUntil == start.addingTimeInterval(RefreshLimit.cooldown.inSeconds))
         // The whole level fails while the guard is closed: the rejected token is not served.
         #expect(machine.fastPathToken == nil)
-        let almost = start.addingTimeInterval(RefreshLimit.cooldown.authTimeInterval - 0.01)
+        let almost = start.addingTimeInterval(RefreshLimit.cooldown.inSeconds - 0.01)
         let closed = try failed(machine.tokenRequested(now: almost))
         #expect(closed.kind == .excessiveRefresh)
         #expect(closed.message.contains("another 10 ms"))
         // Then renewals happen again, counted afresh.
-        let reopened = start.addingTimeInterval(RefreshLimit.cooldown.authTimeInterval)
+        let reopened = start.addingTimeInterval(RefreshLimit.cooldown.inSeconds)
         let renewal = try started(machine.tokenRequested(now: reopened))
         #expect(renewal.kind == .renew(.rejected))
         current = try publish(&machine, renewal.id, token("t3", at: reopened), at: reopened)

@@ -138,7 +138,7 @@ struct AuthBrokerTests {
         await #expect(throws: CourierError(.excessiveRefresh)) { try await broker.tokenRejected(token) }
         #expect(grant.calls == 4)
         // The level stays closed for the cooldown only, then renews again.
-        clock.advance(RefreshLimit.cooldown.authTimeInterval - 0.5)
+        clock.advance(RefreshLimit.cooldown.inSeconds - 0.5)
         await #expect(throws: CourierError(.excessiveRefresh)) { try await broker.token() }
         #expect(grant.calls == 4)
         clock.advance(0.5)

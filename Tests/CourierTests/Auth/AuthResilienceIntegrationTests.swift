@@ -52,8 +52,8 @@ extension AuthIntegrationTests {
         var attempts = 1
         var time = 0.0
         while true {
-            time += backoff.step(afterFailures: attempts).authTimeInterval / 2
-            guard time <= elapsed.authTimeInterval else { break }
+            time += backoff.step(afterFailures: attempts).inSeconds / 2
+            guard time <= elapsed.inSeconds else { break }
             attempts += 1
         }
         return attempts + 1
@@ -170,7 +170,7 @@ extension AuthIntegrationTests {
                     + "\(elapsed): \(times.count) token requests, gaps \(gaps.map { String(format: "%.2f", $0) })"
             )
             #expect(times.count >= 2)
-            #expect(times.count <= Int(elapsed.authTimeInterval / minimumGap) + 2)
+            #expect(times.count <= Int(elapsed.inSeconds / minimumGap) + 2)
             #expect(gaps.allSatisfy { $0 >= minimumGap })
             #expect(outcome.successes == 0)
             #expect(outcome.errors.allSatisfy { $0.kind == .tokenRefreshFailed && $0.statusCode == status })

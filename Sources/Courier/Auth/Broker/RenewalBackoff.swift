@@ -33,8 +33,8 @@ struct RenewalBackoff: Sendable, Hashable {
     /// The full step after `failures` failures in a row (no jitter): `base × 2ⁿ⁻¹`, capped.
     func step(afterFailures failures: Int) -> Duration {
         let doublings = min(max(failures, 1) - 1, 40)
-        let seconds = base.authTimeInterval * Double(1 << doublings)
-        return .seconds(min(seconds, maximum.authTimeInterval))
+        let seconds = base.inSeconds * Double(1 << doublings)
+        return .seconds(min(seconds, maximum.inSeconds))
     }
 
     /// The wait after `failures` failures in a row.
@@ -45,6 +45,6 @@ struct RenewalBackoff: Sendable, Hashable {
     /// - Returns: The wait.
     func delay(afterFailures failures: Int, jitter: Double) -> Duration {
         let fraction = 0.5 + 0.5 * min(max(jitter, 0), 1)
-        return .seconds(step(afterFailures: failures).authTimeInterval * fraction)
+        return .seconds(step(afterFailures: failures).inSeconds * fraction)
     }
 }

@@ -55,7 +55,7 @@ extension TokenBroker {
                     )
                 }
             case .servingStale(let kind, let retryIn):
-                let wait = StateMachine.describe(retryIn.authTimeInterval)
+                let wait = StateMachine.describe(retryIn.inSeconds)
                 logger.warning(
                     "the \(level) token could not be renewed (\(kind)); it stays in use until it expires, next attempt in \(wait)"
                 )

@@ -303,7 +303,7 @@ extension TokenBroker {
                 if let asked = Self.retryAfter(failure, now: now) {
                     delay = max(delay, min(asked, backoff.maximumRetryAfter))
                 }
-                retryAt = now.addingTimeInterval(delay.authTimeInterval)
+                retryAt = now.addingTimeInterval(delay.inSeconds)
                 lastFailure = failure
                 if !wipe, finished.kind == .renew(.expired), let token, rejectedVersion != version,
                     !token.hasExpired(at: now)
@@ -360,12 +360,12 @@ extension TokenBroker {
                 guardClosedUntil = nil
                 // Only a token rejected right after this machine obtained it can be part of a
                 // refresh loop; one that served for a while and was then revoked cannot.
-                if let obtainedAt, now.timeIntervalSince(obtainedAt) <= RefreshLimit.freshness.authTimeInterval {
-                    let windowStart = now.addingTimeInterval(-refreshLimit.window.authTimeInterval)
+                if let obtainedAt, now.timeIntervalSince(obtainedAt) <= RefreshLimit.freshness.inSeconds {
+                    let windowStart = now.addingTimeInterval(-refreshLimit.window.inSeconds)
                     loopRenewals.removeAll { $0 <= windowStart }
                     if loopRenewals.count >= refreshLimit.maximumRefreshes {
                         loopRenewals.removeAll()
-                        let until = now.addingTimeInterval(RefreshLimit.cooldown.authTimeInterval)
+                        let until = now.addingTimeInterval(RefreshLimit.cooldown.inSeconds)
                         guardClosedUntil = until
                         return .fail(loopGuardError(until: until, now: now))
                     }

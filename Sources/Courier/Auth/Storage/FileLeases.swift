@@ -59,7 +59,7 @@ final class FileLeases: Sendable {
         let lease = TokenStoreLease(
             key: key,
             holder: UUID().uuidString,
-            expiresAt: Date().addingTimeInterval(duration.authTimeInterval)
+            expiresAt: Date().addingTimeInterval(duration.inSeconds)
         )
         let record = Array("\(lease.expiresAt.timeIntervalSince1970) \(lease.holder)\n".utf8)
         let written = record.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }

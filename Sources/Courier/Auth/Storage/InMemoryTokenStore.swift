@@ -78,7 +78,7 @@ public final class InMemoryTokenStore: SharedTokenStore {
             let lease = TokenStoreLease(
                 key: key,
                 holder: UUID().uuidString,
-                expiresAt: now.addingTimeInterval(duration.authTimeInterval)
+                expiresAt: now.addingTimeInterval(duration.inSeconds)
             )
             state.leases[key] = lease
             return lease
