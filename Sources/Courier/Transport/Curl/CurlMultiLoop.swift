@@ -184,7 +184,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             // out, those of bytes the jobs made libcurl deliver (a stream un-paused) too; the
             // consumers they wake on this thread run in the next pass, which does not wait.
             runJobs(&jobs)
-            publishBatches()
+            let wokeConsumers = publishBatches()
             // A batch held back for a transfer mid-flow: its bytes are due, do not wait for them.
             var timeout: Int32 = localJobs.isEmpty && batchedStreams.isEmpty ? 1000 : 0
             if let due = stallCheckDue {
@@ -204,6 +204,14 @@ final class CurlMultiLoop: @unchecked Sendable {
             // request as the last one ended, a slot handed on) goes out now: libcurl would
             // only make the poll return at once for it, one system call for nothing.
             if addedSincePerform { continue }
+            // Consumers just got bytes: let them run before reading more. Where they share this
+            // core, the loop would otherwise keep it while the bytes keep coming (a real-time
+            // thread never loses it to its equals) and the streams would fill and pause. A
+            // paused HTTP/2 stream still reads into libcurl's own buffer (7.88 takes its
+            // stream's bytes while paused, and copies them again at each resume), so a stream
+            // left behind costs memory and copies, not only time. Where the consumers run on
+            // other cores, this returns at once.
+            if wokeConsumers { sched_yield() }
             let polled = curl_multi_poll(multi, nil, 0, timeout, nil)
             if polled != CURLM_OK {
                 abandonRunning(polled)
@@ -222,10 +230,12 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     /// Publishes the batches of this pass; keeps those of transfers still mid-flow for the
-    /// next (``CurlTransfer/passEnded()``).
-    private func publishBatches() {
-        guard !batchedStreams.isEmpty else { return }
+    /// next (``CurlTransfer/passEnded()``). Returns whether any batch went out.
+    private func publishBatches() -> Bool {
+        guard !batchedStreams.isEmpty else { return false }
+        let scheduled = batchedStreams.count
         batchedStreams.removeAll { !$0.passEnded() }
+        return batchedStreams.count < scheduled
     }
 
     /// Runs the queued jobs, then those they enqueue on this thread, until none are left.
