@@ -353,6 +353,83 @@ def create_app(as_url: str, gateway_url: str) -> Flask:
             connections = [dict(e) for e in event_log.get(key, [])]
         return jsonify({"key": key, "connections": connections})
 
+    # Per-user caching and cookies. /api/user/cached answers each user with their own subject,
+    # `Cache-Control: private, max-age=N` (N from ?max_age=, default 60) and an ETag that is the
+    # same for a user until /admin/cache-reset; a conditional request with that ETag gets a 304.
+    # /api/user/cached/stats (loopback) says how many requests each user's token made, and how
+    # many were answered 304.
+    cache_log = {}
+
+    @app.get("/api/user/cached")
+    def user_cached():
+        token, err = authorize(["read"], require_user=True)
+        if err:
+            return err
+        username = token["username"]
+        etag = '"' + hashlib.sha256(f"{username}:{cache_log.get('epoch', 0)}".encode()).hexdigest()[:16] + '"'
+        max_age = request.args.get("max_age", "60")
+        with lock:
+            entry = cache_log.setdefault(username, {"requests": 0, "not_modified": 0})
+            entry["requests"] += 1
+        if etag in [t.strip() for t in (request.headers.get("If-None-Match") or "").split(",")]:
+            with lock:
+                entry["not_modified"] += 1
+            resp = Response(status=304)
+        else:
+            resp = jsonify({"username": username, "sub": token.get("sub"), "served_at": time.time()})
+        resp.headers["Cache-Control"] = f"private, max-age={int(max_age)}"
+        resp.headers["ETag"] = etag
+        return resp
+
+    @app.get("/api/user/cached/stats")
+    def user_cached_stats():
+        if not is_loopback(request.remote_addr):
+            return jsonify({"error": "forbidden"}), 403
+        with lock:
+            return jsonify({k: dict(v) for k, v in cache_log.items() if k != "epoch"})
+
+    @app.post("/admin/cache-reset")
+    def admin_cache_reset():
+        with lock:
+            epoch = cache_log.get("epoch", 0) + 1
+            cache_log.clear()
+            cache_log["epoch"] = epoch
+        return jsonify({"reset": True})
+
+    # /api/user/cookie sets a session cookie naming the user whose token asked; /api/user/whoami
+    # says which user's token came and which cookie came with it, so a test sees a cookie of
+    # one user never arrive with another user's token.
+    @app.get("/api/user/cookie")
+    def user_cookie():
+        token, err = authorize(["read"], require_user=True)
+        if err:
+            return err
+        resp = jsonify({"username": token["username"]})
+        resp.headers["Set-Cookie"] = f"gw_session={token['username']}; Path=/api; Secure; HttpOnly; SameSite=Lax"
+        return resp
+
+    @app.get("/api/user/whoami")
+    def user_whoami():
+        token, err = authorize(["read"], require_user=True)
+        if err:
+            return err
+        return jsonify({"username": token["username"], "cookie": request.headers.get("Cookie")})
+
+    @app.get("/api/device/cookie")
+    def device_cookie():
+        token, err = authorize(["device", "read"])
+        if err:
+            return err
+        resp = jsonify({"client_id": token.get("client_id"), "cookie": request.headers.get("Cookie")})
+        resp.headers["Set-Cookie"] = "gw_device=device; Path=/api; Secure"
+        return resp
+
+    @app.get("/api/public/cookie")
+    def public_cookie():
+        resp = jsonify({"cookie": request.headers.get("Cookie")})
+        resp.headers["Set-Cookie"] = "gw_public=anyone; Path=/api; Secure"
+        return resp
+
     @app.get("/api/public/status")
     def public_status():
         return jsonify({"status": "ok", "service": "courier-gateway"})
