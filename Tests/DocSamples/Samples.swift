@@ -842,7 +842,15 @@ func sample_RetriesRedirectsAndTimeouts_2() async throws {
 
 // Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md, sample 3
 func sample_RetriesRedirectsAndTimeouts_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 144)
+#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 132)
+    var configuration = Session.Configuration(baseURL: URL(string: "https://api.example.com")!)
+    configuration.cookieJar = CookieJar()
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md, sample 4
+func sample_RetriesRedirectsAndTimeouts_4() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/RetriesRedirectsAndTimeouts.md", line: 160)
     var request = ResourceRequest(path: "/api/report")
     request.deadline = .now + .seconds(2)
 #sourceLocation()

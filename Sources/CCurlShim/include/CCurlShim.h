@@ -66,3 +66,4 @@ int ccurl_seekfunc_cantseek(void);
 // The TLS trust hook (pins, pinned CA stores, client certificates).
 #include "CCourierTLS.h"
 #include "CCourierPeerChain.h"
+#include "CCourierPublicSuffix.h"

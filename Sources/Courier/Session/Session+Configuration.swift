@@ -67,6 +67,19 @@ extension Session {
         /// for the tracer the application bootstrapped with `InstrumentationSystem.bootstrap`.
         /// With the default no-op tracer the session creates no spans and injects nothing.
         public var tracer: (any Tracer)?
+        /// The jar that keeps the cookies servers set and sends them back, or `nil` (the
+        /// default) for no cookies at all: no `Cookie` field added, no `Set-Cookie` stored.
+        ///
+        /// Cookies are opt-in because a session is often shared by unrelated calls, whose
+        /// cookies should not mix. With a jar, every transfer — each redirect hop too — carries
+        /// the jar's cookies for its URL (after a `Cookie` field of the caller's own), and each
+        /// response's `Set-Cookie` fields go into the jar. A hop to another origin carries only
+        /// the cookies of its own URL. On a secured transport cookies go only to hosts the
+        /// trust policies cover. See ``CookieJar``.
+        public var cookieJar: CookieJar?
+        /// Picks the jar of one request, for a layer above that keeps one jar per user; when
+        /// set, its answer replaces ``cookieJar`` (`nil`: the request has no cookies).
+        var cookieJarOfRequest: (@Sendable (MiddlewareContext) -> CookieJar?)?
         /// How long ``Session/shutdown(gracePeriod:)``, when run as a service, lets requests in
         /// flight finish before cancelling them (10 seconds by default).
         public var shutdownGracePeriod: Duration
@@ -112,6 +125,8 @@ extension Session {
             self.metricsFactory = nil
             self.tracer = nil
             self.shutdownGracePeriod = .seconds(10)
+            self.cookieJar = nil
+            self.cookieJarOfRequest = nil
         }
 
         /// The User-Agent every request carries:

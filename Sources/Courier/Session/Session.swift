@@ -173,10 +173,13 @@ public actor Session {
             return makeObservedPipeline(configuration, retryBudget: retryBudget, transport: transport, instruments)
         }
         let redirects = RedirectMiddleware(security: transport.security, approval: configuration.shouldFollowRedirect)
-        return fold(
-            configuration.middlewares(retryBudget: retryBudget),
-            around: innermost(transport, redirects: redirects)
-        )
+        let step: Middleware.Next
+        if let cookies = SessionCookies(configuration, security: transport.security) {
+            step = innermost(transport, redirects: redirects, cookies: cookies)
+        } else {
+            step = innermost(transport, redirects: redirects)
+        }
+        return fold(configuration.middlewares(retryBudget: retryBudget), around: step)
     }
 
     /// The transport call and the redirect check in one frame; only a redirect goes further.
@@ -194,6 +197,32 @@ public actor Session {
         }
         return { request, body, context in
             try await transfer(request, body: body, context: context, over: transport, redirects: redirects)
+        }
+    }
+
+    /// ``innermost(_:redirects:)`` for a session with cookies: each transfer, the first and
+    /// every redirect hop, goes through `cookies`, and the redirect logic sees the requests
+    /// without the jar's cookies. Made only when the session keeps cookies, so a session
+    /// without them runs the plain step.
+    private static func innermost(
+        _ transport: any Transport,
+        redirects: RedirectMiddleware,
+        cookies: SessionCookies
+    ) -> Middleware.Next {
+        let send: Middleware.Next
+        if let curl = transport as? CurlTransport {
+            send = { request, body, context in
+                try await cookies.transfer(request, body: body, context: context, over: curl)
+            }
+        } else {
+            send = { request, body, context in
+                try await cookies.transfer(request, body: body, context: context, over: transport)
+            }
+        }
+        return { request, body, context in
+            let response = try await send(request, body, context)
+            guard RedirectMiddleware.isRedirect(response, options: context.options) else { return response }
+            return try await redirects.follow(response, of: request, body: body, context: context, send: send)
         }
     }
 
@@ -252,8 +281,16 @@ public actor Session {
         transport: any Transport,
         _ instruments: RequestInstruments
     ) -> Middleware.Next {
-        let send: Middleware.Next = { request, body, context in
+        let transfer: Middleware.Next = { request, body, context in
             try await instruments.transfer(request, body: body, context: context, transport: transport)
+        }
+        let send: Middleware.Next
+        if let cookies = SessionCookies(configuration, security: transport.security) {
+            send = { request, body, context in
+                try await cookies.exchange(request, body: body, context: context, send: transfer)
+            }
+        } else {
+            send = transfer
         }
         let redirects = RedirectMiddleware(security: transport.security, approval: configuration.shouldFollowRedirect)
         let metrics = instruments.metrics != nil ? RequestInstruments.metricsFactory(of: configuration) : nil

@@ -412,22 +412,26 @@ struct ConformanceTests {
         }
     }
 
-    /// A cookie the server sets is sent back on the next request to it.
+    /// Gives the session a cookie jar.
+    private static func keepCookies(_ configuration: inout Session.Configuration) {
+        configuration.cookieJar = CookieJar()
+    }
+
+    /// A cookie the server sets is sent back on the next request to it, by a session with a
+    /// cookie jar.
     @Test(arguments: ConformanceWire.allCases)
     func testBasicCookieSetAndUse(_ wire: ConformanceWire) async throws {
-        try await withConformanceClient(wire) { client in
-            await withKnownIssue("Courier keeps no cookies yet") {
-                let first = try await client.send(.get, "/cookie")
-                let setCookie = first.headerFields[values: .setCookie]
-                #expect(setCookie.count == 1)
-                let serverCookie = setCookie.first?.split(separator: ";").first.map(String.init)
-                #expect(serverCookie?.hasPrefix("foo=") == true)
+        try await withConformanceClient(wire, configure: Self.keepCookies) { client in
+            let first = try await client.send(.get, "/cookie")
+            let setCookie = first.headerFields[values: .setCookie]
+            #expect(setCookie.count == 1)
+            let serverCookie = setCookie.first?.split(separator: ";").first.map(String.init)
+            #expect(serverCookie?.hasPrefix("foo=") == true)
 
-                let second = try EchoedRequest(try await client.send(.get, "/request"))
-                let cookies = second.header("Cookie") ?? []
-                #expect(cookies.count == 1)
-                #expect(cookies.first?.split(separator: ";").first.map(String.init) == serverCookie)
-            }
+            let second = try EchoedRequest(try await client.send(.get, "/request"))
+            let cookies = second.header("Cookie") ?? []
+            #expect(cookies.count == 1)
+            #expect(cookies.first?.split(separator: ";").first.map(String.init) == serverCookie)
         }
     }
 
