@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CORE=(Session Middleware Transport Response Errors Tasks Requests Security Support Observability Events)
+CORE=(Session Middleware Transport Response Errors Tasks Requests Security Support Observability Events Cache)
 ABOVE=(Auth Clients)
 
 names="$(
