@@ -44,7 +44,10 @@ func registerCacheBenchmarks() {
         Benchmark("Session.send.cache.\(name)") { benchmark in
             var configuration = Session.Configuration(baseURL: baseURL)
             configuration.cache = HTTPCache()
-            let session = Session(configuration: configuration, transport: CacheableNullTransport(cacheControl: cacheControl))
+            let session = Session(
+                configuration: configuration,
+                transport: CacheableNullTransport(cacheControl: cacheControl)
+            )
             _ = try await session.send(HTTPRequest(method: .get, path: "/items"))
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {

@@ -90,7 +90,8 @@ struct CacheExchange: Sendable {
             requestTime: requestTime,
             responseTime: responseTime
         )
-        let body = entry.trailerFields.isEmpty
+        let body =
+            entry.trailerFields.isEmpty
             ? Response.Body(entry.body) : Response.Body(entry.body, trailerFields: entry.trailerFields)
         var answer = Response(head: head, body: body, metrics: response.metrics)
         answer.cacheStatus = .revalidated

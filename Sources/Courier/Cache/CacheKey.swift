@@ -17,7 +17,13 @@ struct CacheKey: Hashable, Sendable {
     /// The scheme and host compare without case, as URLs do.
     init?(_ request: HTTPRequest, partition: CachePartition) {
         guard let scheme = request.scheme, let authority = request.authority else { return nil }
-        self.init(partition: partition, method: request.method, scheme: scheme, authority: authority, path: request.path)
+        self.init(
+            partition: partition,
+            method: request.method,
+            scheme: scheme,
+            authority: authority,
+            path: request.path
+        )
     }
 
     /// The key of a URL given by its parts.

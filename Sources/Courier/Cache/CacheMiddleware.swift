@@ -109,7 +109,9 @@ struct CacheMiddleware: Middleware {
                 return entry.response(status: .stale)
             case .validate:
                 guard !exchange.control.onlyIfCached else { return Self.gatewayTimeout() }
-                guard entry.hasValidator else { return try await exchange.fetch(body: body, context: context, next: next) }
+                guard entry.hasValidator else {
+                    return try await exchange.fetch(body: body, context: context, next: next)
+                }
                 if case .streamed = context.options.responseBody {
                     return try await exchange.validate(entry, context: context, next: next).get()
                 }
@@ -127,7 +129,9 @@ struct CacheMiddleware: Middleware {
                     cache.finish(entry.id, with: result)
                     return try result.get()
                 }
-                Task { cache.finish(entry.id, with: await exchange.validate(entry, context: context, next: detachable)) }
+                Task {
+                    cache.finish(entry.id, with: await exchange.validate(entry, context: context, next: detachable))
+                }
                 return try await revalidation.flight.value()
             }
         }
@@ -148,7 +152,9 @@ struct CacheMiddleware: Middleware {
         guard (200..<400).contains(response.status.code), let scheme = request.scheme,
             let authority = request.authority
         else { return response }
-        cache.invalidate(CacheKey(partition: .shared, method: .get, scheme: scheme, authority: authority, path: request.path))
+        cache.invalidate(
+            CacheKey(partition: .shared, method: .get, scheme: scheme, authority: authority, path: request.path)
+        )
         for name in [HTTPField.Name.location, .contentLocation] {
             guard let value = response.headerFields[name],
                 let base = URL(string: "\(scheme)://\(authority)\(request.path ?? "/")"),
@@ -159,7 +165,9 @@ struct CacheMiddleware: Middleware {
             let encodedPath = url.path(percentEncoded: true)
             var path = encodedPath.isEmpty ? "/" : encodedPath
             if let query = url.query(percentEncoded: true) { path += "?\(query)" }
-            cache.invalidate(CacheKey(partition: .shared, method: .get, scheme: scheme, authority: authority, path: path))
+            cache.invalidate(
+                CacheKey(partition: .shared, method: .get, scheme: scheme, authority: authority, path: path)
+            )
         }
         return response
     }

@@ -7,7 +7,9 @@ import Testing
 /// invalid directives, duplicates.
 struct CacheControlTests {
     @Test func readsResponseDirectives() {
-        let control = CacheControl(parsing: "Public, MAX-AGE=60, s-maxage=120, must-revalidate, stale-while-revalidate=30")
+        let control = CacheControl(
+            parsing: "Public, MAX-AGE=60, s-maxage=120, must-revalidate, stale-while-revalidate=30"
+        )
         #expect(control.isPublic)
         #expect(control.maxAge == 60)
         #expect(control.sharedMaxAge == 120)
@@ -45,11 +47,14 @@ struct CacheControlTests {
 
     @Test func unknownAndEmptyItemsAreIgnored() {
         let control = CacheControl(parsing: " , ,community=\"UCI\", immutable,, max-age=3 ,")
-        #expect(control == {
-            var expected = CacheControl()
-            expected.maxAge = 3
-            return expected
-        }())
+        #expect(
+            control
+                == {
+                    var expected = CacheControl()
+                    expected.maxAge = 3
+                    return expected
+                }()
+        )
     }
 
     @Test func invalidSecondsAreReadTheSafeWay() {

@@ -103,7 +103,9 @@ struct CacheFreshnessTests {
         let entry = Self.entry([(.cacheControl, "max-age=50, stale-if-error=60")])
         #expect(CacheRules.mayServeOnError(entry, request: CacheControl(), at: Self.base + 100))
         #expect(!CacheRules.mayServeOnError(entry, request: CacheControl(), at: Self.base + 200))
-        #expect(CacheRules.mayServeOnError(entry, request: CacheControl(parsing: "stale-if-error=500"), at: Self.base + 200))
+        #expect(
+            CacheRules.mayServeOnError(entry, request: CacheControl(parsing: "stale-if-error=500"), at: Self.base + 200)
+        )
         let plain = Self.entry([(.cacheControl, "max-age=50")])
         #expect(!CacheRules.mayServeOnError(plain, request: CacheControl(), at: Self.base + 100))
         let strict = Self.entry([(.cacheControl, "max-age=50, stale-if-error=60, must-revalidate")])

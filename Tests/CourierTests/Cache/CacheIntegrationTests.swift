@@ -25,7 +25,8 @@ struct CacheIntegrationTests {
         var path: String {
             var components = URLComponents()
             components.path = "/cached"
-            components.queryItems = [URLQueryItem(name: "key", value: key)]
+            components.queryItems =
+                [URLQueryItem(name: "key", value: key)]
                 + query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
             return components.percentEncodedPath + "?" + (components.percentEncodedQuery ?? "")
         }
@@ -238,7 +239,10 @@ struct CacheIntegrationTests {
             let resource = Resource(["cc": "max-age=60"])
             _ = try await Self.get(client, resource, [.authorization: "Bearer alice"])
             _ = try await Self.get(client, resource)
-            let post = try await client.session.send(HTTPRequest(method: .post, path: resource.path), body: .data(Data("x".utf8)))
+            let post = try await client.session.send(
+                HTTPRequest(method: .post, path: resource.path),
+                body: .data(Data("x".utf8))
+            )
             #expect(post.status == .ok)
             #expect(try await Self.get(client, resource).cacheStatus == .network)
             #expect(try await Self.get(client, resource, [.authorization: "Bearer alice"]).cacheStatus == .network)

@@ -39,14 +39,23 @@ struct CacheStorageTests {
         )
     }
 
-    static func lookup(_ cache: HTTPCache, _ request: HTTPRequest, partition: CachePartition = .shared) -> CachedResponse? {
+    static func lookup(
+        _ cache: HTTPCache,
+        _ request: HTTPRequest,
+        partition: CachePartition = .shared
+    ) -> CachedResponse? {
         cache.lookup(CacheKey(request, partition: partition)!, fields: request.headerFields)
     }
 
     @Test func whatMayBeStored() {
         let user = CachePartition(credential: "Bearer a")
         let plain = Self.request()
-        func mayStore(_ fields: [(HTTPField.Name, String)], _ request: HTTPRequest = plain, in partition: CachePartition = .shared, status: HTTPResponse.Status = .ok) -> Bool {
+        func mayStore(
+            _ fields: [(HTTPField.Name, String)],
+            _ request: HTTPRequest = plain,
+            in partition: CachePartition = .shared,
+            status: HTTPResponse.Status = .ok
+        ) -> Bool {
             CacheRules.mayStore(Self.head(status, fields), for: request, in: partition)
         }
         #expect(mayStore([]), "200 is heuristically cacheable")
@@ -102,7 +111,12 @@ struct CacheStorageTests {
         #expect(Self.lookup(cache, Self.request("/a", [(.acceptLanguage, "en, fr")]))?.body == Data("en".utf8))
         #expect(Self.lookup(cache, Self.request("/a", [(.acceptLanguage, "de")])) == nil)
         #expect(Self.lookup(cache, Self.request("/a")) == nil, "an absent field matches only an absent one")
-        Self.store(cache, Self.request("/a", [(.acceptLanguage, "de")]), [(.cacheControl, "max-age=60"), (.vary, "accept-language")], body: Data("de".utf8))
+        Self.store(
+            cache,
+            Self.request("/a", [(.acceptLanguage, "de")]),
+            [(.cacheControl, "max-age=60"), (.vary, "accept-language")],
+            body: Data("de".utf8)
+        )
         #expect(Self.lookup(cache, Self.request("/a", [(.acceptLanguage, "de")]))?.body == Data("de".utf8))
         #expect(Self.lookup(cache, english)?.body == Data("en".utf8), "each variant is kept")
 
