@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CORE=(Session Middleware Transport Response Errors Tasks Requests Security Support Observability Events Cookies)
+CORE=(Session Middleware Transport Response Errors Tasks Requests Security Support Observability Events Cookies Cache)
 ABOVE=(Auth Clients)
 
 names="$(

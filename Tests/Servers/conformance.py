@@ -45,6 +45,15 @@ Routes of --http-port and --tls-port:
 /etag[?key=K]       a counter N for key K, from 0: If-None-Match: N answers 304 (ETag: N,
                     Cached: true) and moves the counter on; anything else answers 200 (ETag: N,
                     Cached: false, body N)
+/cached?key=K&...    a response for an HTTP cache, counted by key K. Query: cc (Cache-Control), etag
+                    (ETag), lm (Last-Modified), vary (Vary; the body then ends with the value of
+                    the first field it names), error=S (every request after the first answers
+                    status S), private_set_cookie=1 (adds Set-Cookie), hold=1 (a conditional
+                    request waits for /cached_release?key=K, at most 30 s). A request whose
+                    If-None-Match names etag, or whose If-Modified-Since is lm, answers 304 with
+                    the same fields; any other answers 200 with body "vN" (N: the 200s so far)
+/cached_release?key=K  lets held conditional requests of K go on
+/cached_count?key=K 200 JSON {"requests": n, "conditional": n} of /cached with key K
 /trailers           200 chunked, body "Response body", then the trailer fields
                     X-Trailer-One: first-value, X-Trailer-Two: second-value, X-Checksum: abc123
 anything else       500 "Unknown path"
@@ -322,6 +331,58 @@ async def route_etag(ex: Exchange) -> None:
         await ex.respond(200, [("ETag", str(current)), ("Cached", "false")], str(current).encode())
 
 
+# /cached's counts and held-request gates by `key` query parameter.
+CACHED_COUNTS: dict[str, dict[str, int]] = {}
+CACHED_RELEASES: dict[str, asyncio.Event] = {}
+
+
+async def route_cached(ex: Exchange) -> None:
+    await ex.body()
+    query = dict(parse_qsl(ex.query, keep_blank_values=True))
+    key = query.get("key", "")
+    counts = CACHED_COUNTS.setdefault(key, {"requests": 0, "conditional": 0, "full": 0})
+    counts["requests"] += 1
+    etag, modified = query.get("etag"), query.get("lm")
+    inm, ims = ex.header("if-none-match"), ex.header("if-modified-since")
+    if inm is not None or ims is not None:
+        counts["conditional"] += 1
+        if query.get("hold") == "1":
+            try:
+                await asyncio.wait_for(CACHED_RELEASES.setdefault(key, asyncio.Event()).wait(), 30)
+            except asyncio.TimeoutError:
+                pass
+    fields = [(name, query[param]) for param, name in
+              (("cc", "Cache-Control"), ("etag", "ETag"), ("lm", "Last-Modified"), ("vary", "Vary"))
+              if param in query]
+    if query.get("private_set_cookie") == "1":
+        fields.append(("Set-Cookie", f"session={uuid.uuid4()}"))
+    if "error" in query and counts["requests"] > 1:
+        await ex.respond(int(query["error"]), fields, b"error")
+        return
+    if (etag is not None and inm is not None and etag in [t.strip() for t in inm.split(",")]) or \
+            (etag is None and modified is not None and ims == modified):
+        await ex.respond(304, fields)
+        return
+    counts["full"] += 1
+    body = f"v{counts['full']}"
+    if "vary" in query:
+        body += ":" + (ex.header(query["vary"].split(",")[0].strip()) or "")
+    await ex.respond(200, fields + [("Content-Type", "text/plain")], body.encode())
+
+
+async def route_cached_release(ex: Exchange) -> None:
+    await ex.body()
+    CACHED_RELEASES.setdefault(dict(parse_qsl(ex.query)).get("key", ""), asyncio.Event()).set()
+    await ex.respond(200)
+
+
+async def route_cached_count(ex: Exchange) -> None:
+    await ex.body()
+    counts = CACHED_COUNTS.get(dict(parse_qsl(ex.query)).get("key", ""), {"requests": 0, "conditional": 0})
+    document = {"requests": counts["requests"], "conditional": counts["conditional"]}
+    await ex.respond(200, [("Content-Type", "application/json")], json.dumps(document).encode())
+
+
 async def route_trailers(ex: Exchange) -> None:
     await ex.body()
     await ex.start(200, [("Trailer", ", ".join(name for name, _ in RESPONSE_TRAILERS))])
@@ -357,6 +418,9 @@ ROUTES = {
     "/1mb_body": route_1mb_body,
     "/cookie": route_cookie,
     "/etag": route_etag,
+    "/cached": route_cached,
+    "/cached_release": route_cached_release,
+    "/cached_count": route_cached_count,
     "/trailers": route_trailers,
 }
 

@@ -287,4 +287,5 @@ let benchmarks: @Sendable () -> Void = {
 
     registerManyUsersBenchmarks()
     registerObservabilityBenchmarks()
+    registerCacheBenchmarks()
 }

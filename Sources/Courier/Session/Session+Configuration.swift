@@ -83,6 +83,13 @@ extension Session {
         /// How long ``Session/shutdown(gracePeriod:)``, when run as a service, lets requests in
         /// flight finish before cancelling them (10 seconds by default).
         public var shutdownGracePeriod: Duration
+        /// Where responses are stored and served from (see ``HTTPCache``), or `nil` for no cache
+        /// (the default): every request then goes to the network and pays nothing for caching.
+        public var cache: HTTPCache?
+        /// The cache partition of a request, when a layer above the core decides it (a user's,
+        /// say); `nil`, or a rule that returns `nil`, chooses it from the request's credential
+        /// fields.
+        var cachePartitionOfRequest: (@Sendable (HTTPRequest, MiddlewareContext) -> CachePartition?)?
 
         /// Creates a configuration.
         ///
@@ -127,6 +134,8 @@ extension Session {
             self.shutdownGracePeriod = .seconds(10)
             self.cookieJar = nil
             self.cookieJarOfRequest = nil
+            self.cache = nil
+            self.cachePartitionOfRequest = nil
         }
 
         /// The User-Agent every request carries:

@@ -1,6 +1,7 @@
 extension Session.Configuration {
     /// The chain a session runs: ``middlewares`` with the retry step after the logging
-    /// middleware they start with, unless they hold one already.
+    /// middleware they start with, unless they hold one already, and the cache step before it
+    /// when the session has a ``cache``.
     func middlewares(retryBudget: RetryBudget) -> [any Middleware] {
         middlewares(
             retryBudget: retryBudget,
@@ -8,12 +9,22 @@ extension Session.Configuration {
         )
     }
 
-    /// The chain with the retry step reporting to `metrics`.
+    /// The chain with the retry step reporting to `metrics`, and with a ``cache``, the cache step
+    /// right before the retry step (right after the leading logging middleware when the list
+    /// holds its own retry step).
     func middlewares(retryBudget: RetryBudget, metrics: RetryMetrics?) -> [any Middleware] {
-        guard !middlewares.contains(where: { $0 is RetryMiddleware }) else { return middlewares }
+        let hasRetry = middlewares.contains { $0 is RetryMiddleware }
+        guard !hasRetry || cache != nil else { return middlewares }
         var chain = middlewares
         let position = chain.firstIndex { !($0 is LoggingMiddleware) } ?? chain.endIndex
-        chain.insert(RetryMiddleware(policy: retryPolicy, budget: retryBudget, metrics: metrics), at: position)
+        if !hasRetry {
+            chain.insert(RetryMiddleware(policy: retryPolicy, budget: retryBudget, metrics: metrics), at: position)
+        }
+        if let cache {
+            let metrics = RequestInstruments.metricsFactory(of: self).map(CacheMetrics.init(factory:))
+            let step = CacheMiddleware(cache: cache, partitionOfRequest: cachePartitionOfRequest, metrics: metrics)
+            chain.insert(step, at: position)
+        }
         return chain
     }
 }

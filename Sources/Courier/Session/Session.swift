@@ -264,6 +264,10 @@ public actor Session {
                 next = { request, body, context in
                     try await retry.intercept(request, body: body, context: context, next: tail)
                 }
+            } else if let cache = middleware as? CacheMiddleware {
+                next = { request, body, context in
+                    try await cache.intercept(request, body: body, context: context, escapingNext: tail)
+                }
             } else {
                 next = { request, body, context in
                     try await middleware.intercept(request, body: body, context: context, next: tail)

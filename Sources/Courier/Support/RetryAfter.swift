@@ -36,7 +36,7 @@ enum RetryAfter {
     ]
 
     /// An HTTP-date in one of its three formats; `nil` for anything else.
-    private static func httpDate(_ text: String, now: Date) -> Date? {
+    static func httpDate(_ text: String, now: Date) -> Date? {
         let words = text.split(separator: " ", omittingEmptySubsequences: true).map { $0.lowercased() }
         guard let first = words.first else { return nil }
         if first.hasSuffix(",") {

@@ -533,17 +533,18 @@ struct ConformanceTests {
     /// answer again from the cache after a 304 (`Cached: true`).
     @Test(arguments: ConformanceWire.allCases)
     func testETag(_ wire: ConformanceWire) async throws {
-        try await withConformanceClient(wire) { client in
+        try await withConformanceClient(wire) {
+            $0.cache = HTTPCache()
+        } _: { client in
             let path = "/etag?key=\(UUID().uuidString)"
-            await withKnownIssue("Courier has no HTTP cache yet") {
-                for round in 0..<3 {
-                    for attempt in 0..<2 {
-                        let response = try await client.send(.get, path)
-                        #expect(response.status == .ok, "round \(round), attempt \(attempt)")
-                        #expect(response.headerFields[.eTag] == "\(round)")
-                        #expect(response.headerFields[.cached] == (attempt == 0 ? "false" : "true"))
-                        #expect(response.data.text == "\(round)")
-                    }
+            for round in 0..<3 {
+                for attempt in 0..<2 {
+                    let response = try await client.send(.get, path)
+                    #expect(response.status == .ok, "round \(round), attempt \(attempt)")
+                    #expect(response.headerFields[.eTag] == "\(round)")
+                    #expect(response.headerFields[.cached] == (attempt == 0 ? "false" : "true"))
+                    #expect(response.data.text == "\(round)")
+                    #expect(response.cacheStatus == (attempt == 0 ? .network : .revalidated))
                 }
             }
         }
