@@ -123,6 +123,22 @@ extension ResourceAccess {
         /// How long ``ResourceAccess/shutdown(gracePeriod:)``, when run as a service, lets
         /// requests in flight finish before cancelling them (10 seconds by default).
         public var shutdownGracePeriod: Duration
+        /// The HTTP cache of every kind of resource request, or `nil` (the default) for none.
+        ///
+        /// A response to a user's request is kept for that user alone, one to an anonymous
+        /// request for the device alone; a response to an unauthenticated request only when a
+        /// shared cache could keep it (`public` or `s-maxage`, never `private`). A user's
+        /// entries go with ``UserClient/logout()`` and with a sign-in that replaces the user;
+        /// a renewed token keeps them. See <doc:CachingAndCookies>.
+        public var cache: HTTPCache?
+        /// Whether each user, and the device's anonymous requests, keep cookies: one
+        /// ``CookieJar`` per user and one for the device, never shared. `false` by default.
+        /// A user's jar is emptied by ``UserClient/logout()`` and by a sign-in that replaces
+        /// the user. See <doc:CachingAndCookies>.
+        public var keepsCookies: Bool
+        /// The jar of unauthenticated requests, or `nil` (the default) for none: they carry no
+        /// credential, so they keep no cookie unless you give them a jar of their own.
+        public var unauthenticatedCookieJar: CookieJar?
 
         /// Creates a configuration.
         ///
@@ -175,6 +191,9 @@ extension ResourceAccess {
             self.onLogout = nil
             self.maximumUsersInMemory = 10_000
             self.metricsFactory = nil
+            self.cache = nil
+            self.keepsCookies = false
+            self.unauthenticatedCookieJar = nil
             self.tracer = nil
             self.shutdownGracePeriod = .seconds(10)
         }

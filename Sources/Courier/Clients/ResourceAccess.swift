@@ -236,6 +236,16 @@ struct ClientSessionFactory: Sendable {
     let logging: [any Middleware]
     /// One retry budget for every session of the client: they all talk to one gateway.
     let retryBudget = RetryBudget()
+    /// The cookies of the device's anonymous requests, when the users and the device keep
+    /// cookies (``ResourceAccess/Configuration/keepsCookies``).
+    let deviceCookieJar: CookieJar?
+
+    init(configuration: ResourceAccess.Configuration, transport: any Transport, logging: [any Middleware]) {
+        self.configuration = configuration
+        self.transport = transport
+        self.logging = logging
+        self.deviceCookieJar = configuration.keepsCookies ? CookieJar() : nil
+    }
 
     func session(kind: ResourceAccess.RequestKind, credential: (any Middleware)?) -> Session {
         let security = transport.security
@@ -257,6 +267,8 @@ struct ClientSessionFactory: Sendable {
             middlewares: middlewares
         )
         sessionConfiguration.retryPolicy = configuration.retryPolicy
+        sessionConfiguration.cache = configuration.cache
+        applyCredentialState(of: kind, to: &sessionConfiguration)
         sessionConfiguration.metricsFactory = configuration.metricsFactory
         sessionConfiguration.tracer = configuration.tracer
         return Session(
@@ -266,4 +278,29 @@ struct ClientSessionFactory: Sendable {
             retryBudget: retryBudget
         )
     }
+}
+
+extension ClientSessionFactory {
+    /// Where a kind's requests keep cookies and cached responses: a user's request in its
+    /// user's jar and cache partition, an anonymous one in the device's, an unauthenticated
+    /// one in the jar it was given and in the cache only as a shared cache may keep it.
+    func applyCredentialState(of kind: ResourceAccess.RequestKind, to session: inout Session.Configuration) {
+        switch kind {
+        case .authenticated, .implicit:
+            session.cachePartitionOfRequest = { _, context in context.userCredential?.user.cachePartition }
+            if configuration.keepsCookies {
+                session.cookieJarOfRequest = { context in context.userCredential?.user.cookieJar }
+            }
+        case .anonymous:
+            session.cachePartitionOfRequest = { _, _ in .device }
+            session.cookieJar = deviceCookieJar
+        case .unauthenticated:
+            session.cookieJar = configuration.unauthenticatedCookieJar
+        }
+    }
+}
+
+extension CachePartition {
+    /// The partition of the device's anonymous requests.
+    static let device = CachePartition(credential: "device")
 }

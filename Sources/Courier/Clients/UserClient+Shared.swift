@@ -30,6 +30,10 @@ extension UserClient {
         let logger: Logger?
         /// Called after the single user's logout.
         let onLogout: (@Sendable () async -> Void)?
+        /// Whether each user keeps cookies.
+        let keepsCookies: Bool
+        /// The cache of every kind of request, partitioned by user.
+        let cache: HTTPCache?
 
         init(configuration: ResourceAccess.Configuration, endpoint: TokenEndpoint, sessions: ClientSessionFactory) {
             self.endpoint = endpoint
@@ -50,6 +54,8 @@ extension UserClient {
             self.implicitScope = configuration.implicitScope
             self.logger = configuration.logger
             self.onLogout = configuration.onLogout
+            self.keepsCookies = configuration.keepsCookies
+            self.cache = configuration.cache
         }
 
         /// Cancels every user-bound request and stops the token endpoint's session.

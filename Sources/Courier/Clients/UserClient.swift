@@ -30,6 +30,13 @@ public final class UserClient: Sendable {
     let user: String?
     /// What every user of the ``ResourceAccess`` shares.
     let shared: Shared
+    /// The user's cookies, when users keep cookies (``ResourceAccess/Configuration/keepsCookies``).
+    let cookieJar: CookieJar?
+    /// Where the responses to the user's requests are cached: the user's own partition,
+    /// named by the service's key for the user (the single user of an app has one of its own).
+    var cachePartition: CachePartition {
+        CachePartition(credential: user.map { "user:" + $0 } ?? "the single user")
+    }
     /// The brokers derived from the user's token, made on first use; guarded by
     /// the user's stripe of ``derivedLocks`` (never touched without it).
     private nonisolated(unsafe) var derivedState = Derived()
@@ -56,6 +63,7 @@ public final class UserClient: Sendable {
     init(user: String?, shared: Shared) {
         self.user = user
         self.shared = shared
+        self.cookieJar = shared.keepsCookies ? CookieJar() : nil
         self.broker = TokenBroker(
             level: .user,
             endpoint: shared.endpoint,
@@ -177,6 +185,7 @@ public final class UserClient: Sendable {
             try? await shared.store.setToken(nil, for: key)
         }
         for derived in takeExchangeBrokers() { _ = try? await derived.wipe() }
+        forgetCookiesAndCache()
         return token
     }
 
@@ -376,6 +385,7 @@ public final class UserClient: Sendable {
     public func logout() async -> UserClient.LogoutReport {
         var report = UserClient.LogoutReport()
         var tokens: [OAuth2Token] = []
+        forgetCookiesAndCache()
         let implicit = withDerived { $0.implicit }
         for broker in [broker] + (implicit.map { [$0] } ?? []) + takeExchangeBrokers() {
             let current = try? await broker.currentToken()
@@ -402,6 +412,13 @@ public final class UserClient: Sendable {
         }
         if user == nil { await shared.onLogout?() }
         return report
+    }
+
+    /// Empties the user's cookie jar and cache partition: what the user's credential obtained
+    /// goes with the credential.
+    private func forgetCookiesAndCache() {
+        cookieJar?.removeAll()
+        shared.cache?.removeAll(in: cachePartition)
     }
 
     private func revoke(_ token: String, hint: TokenTypeHint, into report: inout UserClient.LogoutReport) async {
