@@ -85,6 +85,23 @@ struct CookieSessionTests {
         await session.shutdown()
     }
 
+    /// Many requests at once share one jar: each stores its cookie, and none is lost.
+    @Test func concurrentRequestsShareOneJar() async throws {
+        let env = try await TestServers.shared()
+        let jar = CookieJar()
+        let session = SessionFactory.httpbin(env) { $0.cookieJar = jar }
+        try await withThrowingTaskGroup(of: [String: String].self) { group in
+            for index in 0..<16 {
+                group.addTask { try cookies(try await get(session, "/cookies/set?k\(index)=\(index)")) }
+            }
+            for try await echoed in group { #expect(!echoed.isEmpty) }
+        }
+        #expect(jar.cookies.count == 16)
+        let all = try cookies(try await get(session, "/cookies"))
+        #expect(all == Dictionary(uniqueKeysWithValues: (0..<16).map { ("k\($0)", "\($0)") }))
+        await session.shutdown()
+    }
+
     @Test func aSessionWithoutAJarSendsNoCookie() async throws {
         let env = try await TestServers.shared()
         let session = SessionFactory.httpbin(env)
