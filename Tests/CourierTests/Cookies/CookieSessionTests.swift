@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import InMemoryTracing
 import Logging
 import Testing
 
@@ -99,6 +100,21 @@ struct CookieSessionTests {
         #expect(jar.cookies.count == 16)
         let all = try cookies(try await get(session, "/cookies"))
         #expect(all == Dictionary(uniqueKeysWithValues: (0..<16).map { ("k\($0)", "\($0)") }))
+        await session.shutdown()
+    }
+
+    /// A traced session runs the observed pipeline: its cookies go hop by hop as well, and
+    /// each hop is a transfer span of its own.
+    @Test func aTracedSessionAppliesCookiesPerHop() async throws {
+        let env = try await TestServers.shared()
+        let tracer = W3CInMemoryTracer()
+        let jar = CookieJar()
+        let session = SessionFactory.httpbin(env) {
+            $0.cookieJar = jar
+            $0.tracer = tracer
+        }
+        #expect(try cookies(try await get(session, "/cookies/set?k=v")) == ["k": "v"])
+        #expect(tracer.finishedSpans.count == 3)  // the request and its two transfers
         await session.shutdown()
     }
 
