@@ -68,7 +68,8 @@ public final class CookieJar: Sendable {
     ///
     /// - Parameter request: An absolute request: scheme, authority and path set.
     func headerValue(for request: HTTPRequest, now: Date = Date()) -> String? {
-        guard let origin = CookieOrigin(request) else { return nil }
+        // An empty jar answers before the request's host is parsed.
+        guard store.withLock({ $0.count > 0 }), let origin = CookieOrigin(request) else { return nil }
         let cookies = store.withLock { $0.cookies(for: origin, now: now, touch: true) }
         guard !cookies.isEmpty else { return nil }
         var value = ""

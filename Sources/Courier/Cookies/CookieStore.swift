@@ -69,7 +69,13 @@ struct CookieStore: Sendable {
     /// `__Host-` needs `Secure`, no `Domain` and the path `/`. A nameless cookie whose value
     /// starts with a prefix is refused, so it cannot pass for a prefixed one. Prefixes match in
     /// any case.
-    static func satisfiesPrefix(of name: String, nameIsEmpty: Bool, isSecure: Bool, isHostOnly: Bool, path: String)
+    static func satisfiesPrefix(
+        of name: String,
+        nameIsEmpty: Bool,
+        isSecure: Bool,
+        isHostOnly: Bool,
+        path: String
+    )
         -> Bool
     {
         let isSecurePrefixed = hasPrefix(name, "__secure-")

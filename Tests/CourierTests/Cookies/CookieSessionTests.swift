@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import InMemoryTracing
 import Logging
 import Testing
 
@@ -82,6 +83,38 @@ struct CookieSessionTests {
         #expect(try cookies(own) == ["mine": "3", "here": "1"])
         let ownAway = try await get(session, "/redirect-to?url=\(target)", headerFields: [.cookie: "mine=3"])
         #expect(try cookies(ownAway) == ["there": "2"])
+        await session.shutdown()
+    }
+
+    /// Many requests at once share one jar: each stores its cookie, and none is lost.
+    @Test func concurrentRequestsShareOneJar() async throws {
+        let env = try await TestServers.shared()
+        let jar = CookieJar()
+        let session = SessionFactory.httpbin(env) { $0.cookieJar = jar }
+        try await withThrowingTaskGroup(of: [String: String].self) { group in
+            for index in 0..<16 {
+                group.addTask { try cookies(try await get(session, "/cookies/set?k\(index)=\(index)")) }
+            }
+            for try await echoed in group { #expect(!echoed.isEmpty) }
+        }
+        #expect(jar.cookies.count == 16)
+        let all = try cookies(try await get(session, "/cookies"))
+        #expect(all == Dictionary(uniqueKeysWithValues: (0..<16).map { ("k\($0)", "\($0)") }))
+        await session.shutdown()
+    }
+
+    /// A traced session runs the observed pipeline: its cookies go hop by hop as well, and
+    /// each hop is a transfer span of its own.
+    @Test func aTracedSessionAppliesCookiesPerHop() async throws {
+        let env = try await TestServers.shared()
+        let tracer = W3CInMemoryTracer()
+        let jar = CookieJar()
+        let session = SessionFactory.httpbin(env) {
+            $0.cookieJar = jar
+            $0.tracer = tracer
+        }
+        #expect(try cookies(try await get(session, "/cookies/set?k=v")) == ["k": "v"])
+        #expect(tracer.finishedSpans.count == 3)  // the request and its two transfers
         await session.shutdown()
     }
 

@@ -65,7 +65,9 @@ import Testing
         configuration.cookieJar = jar
         let security = try SecurityConfiguration.secured(trust: [try TrustPolicy.systemRoots(host: "trusted.example")])
         let cookies = try #require(SessionCookies(configuration, security: security))
-        #expect(cookies.attaching(to: request("trusted.example"), from: jar).headerFields[.cookie] == "jar=trusted.example")
+        #expect(
+            cookies.attaching(to: request("trusted.example"), from: jar).headerFields[.cookie] == "jar=trusted.example"
+        )
         #expect(cookies.attaching(to: request("untrusted.example"), from: jar).headerFields[.cookie] == nil)
     }
 }

@@ -14,7 +14,14 @@ import Testing
 
     private func date(_ text: String) -> Date? { CookieDate.parse(Substring(text)) }
 
-    private func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, _ second: Int = 0)
+    private func utc(
+        _ year: Int,
+        _ month: Int,
+        _ day: Int,
+        _ hour: Int = 0,
+        _ minute: Int = 0,
+        _ second: Int = 0
+    )
         -> Date
     {
         var calendar = Calendar(identifier: .gregorian)
@@ -67,7 +74,9 @@ import Testing
     @Test func expiresReadsTheRFCsDateForms() throws {
         let expected = utc(2029, 6, 9, 10, 18, 14)
         // Within the 400 days a cookie may live from `now` (2023-11-14).
-        #expect(try #require(parse("a=b; Expires=Sun, 09 Jun 2024 10:18:14 GMT")).expires == utc(2024, 6, 9, 10, 18, 14))
+        #expect(
+            try #require(parse("a=b; Expires=Sun, 09 Jun 2024 10:18:14 GMT")).expires == utc(2024, 6, 9, 10, 18, 14)
+        )
         #expect(date("Wed, 09 Jun 2029 10:18:14 GMT") == expected)  // RFC 1123
         #expect(date("Wednesday, 09-Jun-29 10:18:14 GMT") == expected)  // RFC 850, two-digit year
         #expect(date("Wed Jun  9 10:18:14 2029") == expected)  // asctime
