@@ -15,7 +15,10 @@ extension AuthIntegrationTests {
 
     /// A plain session to the gateway's loopback-only routes.
     func gatewayAdmin() -> Session {
-        Session(configuration: .init(baseURL: env.gatewayPlain), transport: CurlTransport(configuration: .init(proxy: .none)))
+        Session(
+            configuration: .init(baseURL: env.gatewayPlain),
+            transport: CurlTransport(configuration: .init(proxy: .none))
+        )
     }
 
     /// Forgets the gateway's per-user counts and changes every user's ETag.
@@ -119,7 +122,9 @@ extension AuthIntegrationTests {
         let users = [("svc-alice", "alice", "wonderland"), ("svc-bob", "bob", "builder")]
         for (key, username, password) in users {
             try await access.userClient(for: key).authenticate(username: username, password: password)
-            let set = try await access.userClient(for: key).sendAuthenticatedRequest(ResourceRequest(path: "/api/user/cookie"))
+            let set = try await access.userClient(for: key).sendAuthenticatedRequest(
+                ResourceRequest(path: "/api/user/cookie")
+            )
             #expect(set.statusCode == 200)
         }
         for (key, username, _) in users {
