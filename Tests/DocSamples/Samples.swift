@@ -392,17 +392,6 @@ func sample_Authentication_15() async throws {
 #sourceLocation()
 }
 
-// Documentation.docc/Articles/Caching.md, sample 1
-func sample_Caching_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/Caching.md", line: 11)
-    var configuration = Session.Configuration(baseURL: URL(string: "https://api.example.com")!)
-    configuration.cache = HTTPCache(maximumBytes: 64 << 20)
-    let cachingSession = Session(configuration: configuration)
-    let response = try await cachingSession.send(HTTPRequest(method: .get, path: "/catalog"))
-    print(response.cacheStatus)  // .network the first time, .hit while the response is fresh
-#sourceLocation()
-}
-
 // Documentation.docc/Articles/Design.md, sample 1
 func sample_Design_1() async throws {
 #sourceLocation(file: "Documentation.docc/Articles/Design.md", line: 26)
