@@ -204,13 +204,20 @@ struct CacheMiddleware: Middleware {
         Response(head: HTTPResponse(status: .gatewayTimeout))
     }
 
+    /// The longest a validation shared by several callers may take when the request that
+    /// started it has no deadline: every caller waiting for it waits at most this long.
+    static let longestValidation = Duration.seconds(60)
+
     /// `context` for a validation that outlives its caller or serves several: it reports no
-    /// progress and is not suspended with one caller's task.
+    /// progress, is not suspended with one caller's task, and has a deadline (its own, or
+    /// ``longestValidation`` from now).
     static func detached(_ context: MiddlewareContext) -> MiddlewareContext {
-        MiddlewareContext(
+        var options = context.options
+        if options.deadline == nil { options.deadline = .now + longestValidation }
+        return MiddlewareContext(
             taskID: context.taskID,
             logger: context.logger,
-            options: context.options,
+            options: options,
             control: .none,
             retryPolicy: context.retryPolicy,
             attributes: context.attributes
