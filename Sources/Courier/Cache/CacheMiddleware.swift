@@ -181,10 +181,18 @@ struct CacheMiddleware: Middleware {
     /// The partition of a request on a plain session: that of its credential fields'
     /// values (`Authorization`, `Proxy-Authorization`, `Cookie`), the shared one without any.
     static func defaultPartition(of request: HTTPRequest) -> CachePartition {
+        partition(of: request, with: [])
+    }
+
+    /// The partition of the credential fields `request` carries together with `credentials`
+    /// it carries otherwise (the cookies a jar adds, a client certificate); the shared
+    /// partition when there are none.
+    static func partition(of request: HTTPRequest, with credentials: [String]) -> CachePartition {
         let fields = request.headerFields
         let values = credentialFields.map { fields[values: $0] }
-        guard values.contains(where: { !$0.isEmpty }) else { return .shared }
-        return CachePartition(credential: values.map { $0.joined(separator: "\n") }.joined(separator: "\u{0}"))
+        guard !credentials.isEmpty || values.contains(where: { !$0.isEmpty }) else { return .shared }
+        let text = values.map { $0.joined(separator: "\n") } + credentials
+        return CachePartition(credential: text.joined(separator: "\u{0}"))
     }
 
     /// A request's directives; `Pragma: no-cache` counts as `no-cache` when it has no

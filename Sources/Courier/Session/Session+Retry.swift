@@ -2,17 +2,23 @@ extension Session.Configuration {
     /// The chain a session runs: ``middlewares`` with the retry step after the logging
     /// middleware they start with, unless they hold one already, and the cache step before it
     /// when the session has a ``cache``.
-    func middlewares(retryBudget: RetryBudget) -> [any Middleware] {
+    func middlewares(retryBudget: RetryBudget, security: SecurityConfiguration? = nil) -> [any Middleware] {
         middlewares(
             retryBudget: retryBudget,
-            metrics: RequestInstruments.metricsFactory(of: self).map(RetryMetrics.init(factory:))
+            metrics: RequestInstruments.metricsFactory(of: self).map(RetryMetrics.init(factory:)),
+            security: security
         )
     }
 
     /// The chain with the retry step reporting to `metrics`, and with a ``cache``, the cache step
     /// right before the retry step (right after the leading logging middleware when the list
-    /// holds its own retry step).
-    func middlewares(retryBudget: RetryBudget, metrics: RetryMetrics?) -> [any Middleware] {
+    /// holds its own retry step). `security`, the transport's, names the client certificates
+    /// the cache partitions responses by.
+    func middlewares(
+        retryBudget: RetryBudget,
+        metrics: RetryMetrics?,
+        security: SecurityConfiguration? = nil
+    ) -> [any Middleware] {
         let hasRetry = middlewares.contains { $0 is RetryMiddleware }
         guard !hasRetry || cache != nil else { return middlewares }
         var chain = middlewares
@@ -22,7 +28,11 @@ extension Session.Configuration {
         }
         if let cache {
             let metrics = RequestInstruments.metricsFactory(of: self).map(CacheMetrics.init(factory:))
-            let step = CacheMiddleware(cache: cache, partitionOfRequest: cachePartitionOfRequest, metrics: metrics)
+            let step = CacheMiddleware(
+                cache: cache,
+                partitionOfRequest: cachePartitionOfRequest ?? plainCachePartition(security: security),
+                metrics: metrics
+            )
             chain.insert(step, at: position)
         }
         return chain

@@ -179,7 +179,7 @@ public actor Session {
         } else {
             step = innermost(transport, redirects: redirects)
         }
-        return fold(configuration.middlewares(retryBudget: retryBudget), around: step)
+        return fold(configuration.middlewares(retryBudget: retryBudget, security: transport.security), around: step)
     }
 
     /// The transport call and the redirect check in one frame; only a redirect goes further.
@@ -299,7 +299,11 @@ public actor Session {
         let redirects = RedirectMiddleware(security: transport.security, approval: configuration.shouldFollowRedirect)
         let metrics = instruments.metrics != nil ? RequestInstruments.metricsFactory(of: configuration) : nil
         let chain = fold(
-            configuration.middlewares(retryBudget: retryBudget, metrics: metrics.map(RetryMetrics.init(factory:))),
+            configuration.middlewares(
+                retryBudget: retryBudget,
+                metrics: metrics.map(RetryMetrics.init(factory:)),
+                security: transport.security
+            ),
             around: { request, body, context in
                 try await redirects.intercept(request, body: body, context: context, next: send)
             }

@@ -45,6 +45,24 @@ struct CacheServerTests {
         await session.shutdown()
     }
 
+    /// A private response obtained with the cookies of the session's jar is kept for those
+    /// cookies: served again while they are the same, not once the server changed them.
+    @Test func aPrivateResponseIsKeptForTheCookiesTheJarSent() async throws {
+        let env = try await TestServers.shared()
+        let session = SessionFactory.httpbin(env) {
+            $0.cache = HTTPCache()
+            $0.cookieJar = CookieJar()
+        }
+        let path = "/response-headers?Cache-Control=private,%20max-age=60&key=\(UUID().uuidString)"
+        _ = try await Self.get(session, "/cookies/set?account=1")
+        #expect(try await Self.get(session, path).cacheStatus == .network)
+        #expect(try await Self.get(session, path).cacheStatus == .hit)
+        _ = try await Self.get(session, "/cookies/set?account=2")
+        #expect(try await Self.get(session, path).cacheStatus == .network)
+        #expect(try await Self.get(session, path).cacheStatus == .hit)
+        await session.shutdown()
+    }
+
     /// nginx answers a stored static file's validation with a 304: the caller gets the stored
     /// bytes, and the access log shows the 304.
     @Test(arguments: [NginxServer.http, .https])
