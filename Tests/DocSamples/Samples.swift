@@ -392,6 +392,34 @@ func sample_Authentication_15() async throws {
 #sourceLocation()
 }
 
+// Documentation.docc/Articles/CachingAndCookies.md, sample 1
+func sample_CachingAndCookies_1() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/CachingAndCookies.md", line: 13)
+    var configuration = Session.Configuration(baseURL: URL(string: "https://api.example.com")!)
+    configuration.cache = HTTPCache(maximumBytes: 64 << 20)
+    configuration.cookieJar = CookieJar()
+    let session = Session(configuration: configuration)
+    let response = try await session.send(HTTPRequest(method: .get, path: "/catalog"))
+    print(response.cacheStatus)  // .network the first time, .hit while the response is fresh
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/CachingAndCookies.md, sample 2
+func sample_CachingAndCookies_2() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/CachingAndCookies.md", line: 24)
+    var configuration = ResourceAccess.Configuration(
+        resourceBaseURL: gateway,
+        authorizationServer: server,
+        transport: transport,
+        userClient: userCredentials,
+        deviceClient: deviceCredentials
+    )
+    configuration.cache = HTTPCache()
+    configuration.keepsCookies = true
+    let access = try ResourceAccess(configuration: configuration)
+#sourceLocation()
+}
+
 // Documentation.docc/Articles/Design.md, sample 1
 func sample_Design_1() async throws {
 #sourceLocation(file: "Documentation.docc/Articles/Design.md", line: 26)

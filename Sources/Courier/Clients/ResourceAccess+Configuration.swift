@@ -127,14 +127,15 @@ extension ResourceAccess {
         ///
         /// A response to a user's request is kept for that user alone, one to an anonymous
         /// request for the device alone; a response to an unauthenticated request only when a
-        /// shared cache could keep it (`public` or `s-maxage`, never `private`). A user's
-        /// entries go with ``UserClient/logout()`` and with a sign-in that replaces the user;
-        /// a renewed token keeps them. See <doc:CachingAndCookies>.
+        /// shared cache could keep it (never `private`, never one that sets a cookie). A user's
+        /// entries go with ``UserClient/logout()`` and with each sign-in; a renewed token keeps
+        /// them. See <doc:CachingAndCookies>.
         public var cache: HTTPCache?
         /// Whether each user, and the device's anonymous requests, keep cookies: one
         /// ``CookieJar`` per user and one for the device, never shared. `false` by default.
-        /// A user's jar is emptied by ``UserClient/logout()`` and by a sign-in that replaces
-        /// the user. See <doc:CachingAndCookies>.
+        /// A user's jar is emptied by ``UserClient/logout()`` and by each sign-in; a keyed user
+        /// evicted from memory (``maximumUsersInMemory``) loses its cookies. See
+        /// <doc:CachingAndCookies>.
         public var keepsCookies: Bool
         /// The jar of unauthenticated requests, or `nil` (the default) for none: they carry no
         /// credential, so they keep no cookie unless you give them a jar of their own.

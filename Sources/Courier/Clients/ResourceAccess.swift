@@ -287,9 +287,9 @@ extension ClientSessionFactory {
     func applyCredentialState(of kind: ResourceAccess.RequestKind, to session: inout Session.Configuration) {
         switch kind {
         case .authenticated, .implicit:
-            session.cachePartitionOfRequest = { _, context in context.userCredential?.user.cachePartition }
+            session.cachePartitionOfRequest = { _, context in context.userCredential?.identity.cachePartition }
             if configuration.keepsCookies {
-                session.cookieJarOfRequest = { context in context.userCredential?.user.cookieJar }
+                session.cookieJarOfRequest = { context in context.userCredential?.identity.cookieJar }
             }
         case .anonymous:
             session.cachePartitionOfRequest = { _, _ in .device }

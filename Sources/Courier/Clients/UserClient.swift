@@ -30,21 +30,39 @@ public final class UserClient: Sendable {
     let user: String?
     /// What every user of the ``ResourceAccess`` shares.
     let shared: Shared
-    /// The user's cookies, when users keep cookies (``ResourceAccess/Configuration/keepsCookies``).
-    let cookieJar: CookieJar?
-    /// Where the responses to the user's requests are cached: the user's own partition,
-    /// named by the service's key for the user (the single user of an app has one of its own).
-    var cachePartition: CachePartition {
-        CachePartition(credential: user.map { "user:" + $0 } ?? "the single user")
-    }
     /// The brokers derived from the user's token, made on first use; guarded by
     /// the user's stripe of ``derivedLocks`` (never touched without it).
     private nonisolated(unsafe) var derivedState = Derived()
 
-    /// The implicit broker and the exchanged brokers.
+    /// The implicit broker and the exchanged brokers, and the user's identity.
     private struct Derived {
         var implicit: TokenBroker?
         var exchanges: [TokenExchangeRequest: TokenBroker] = [:]
+        var identity: UserIdentity?
+    }
+
+    /// The user's current identity: the cookies and cached responses of this sign-in.
+    var identity: UserIdentity {
+        withDerived { derived in
+            if let identity = derived.identity { return identity }
+            let identity = UserIdentity(keepsCookies: shared.keepsCookies)
+            derived.identity = identity
+            return identity
+        }
+    }
+
+    /// The user's cookies now, when users keep cookies (``ResourceAccess/Configuration/keepsCookies``).
+    var cookieJar: CookieJar? { identity.cookieJar }
+
+    /// Starts a new identity for the requests that start from now on and lets go of what the
+    /// previous one obtained: a request in flight keeps the old one, so what it receives late
+    /// is kept where no later request looks.
+    private func startNewIdentity() {
+        let previous = withDerived { derived -> UserIdentity? in
+            defer { derived.identity = nil }
+            return derived.identity
+        }
+        previous?.forget(in: shared.cache)
     }
 
     /// The token endpoint of the user client.
@@ -63,7 +81,6 @@ public final class UserClient: Sendable {
     init(user: String?, shared: Shared) {
         self.user = user
         self.shared = shared
-        self.cookieJar = shared.keepsCookies ? CookieJar() : nil
         self.broker = TokenBroker(
             level: .user,
             endpoint: shared.endpoint,
@@ -111,7 +128,7 @@ public final class UserClient: Sendable {
     /// What a request of this user carries on the shared session: the broker whose token it
     /// sends, as its one attribute.
     func credential(_ broker: TokenBroker) -> RequestAttributes {
-        RequestAttributes(UserCredential(broker: broker, user: self))
+        RequestAttributes(UserCredential(broker: broker, user: self, identity: identity))
     }
 
     // MARK: Sign-in
@@ -172,11 +189,16 @@ public final class UserClient: Sendable {
     @discardableResult
     public func authenticate(with grant: some GrantStrategy) async throws -> OAuth2Token {
         let token: OAuth2Token
+        // The cookies and cached responses of the identity this sign-in may replace go now, and
+        // again once the new token is there: a request that starts in between keeps what it
+        // receives in an identity of its own, which the second start lets go of.
+        startNewIdentity()
         do {
             token = try await broker.authorize(with: grant).token
         } catch {
             throw shared.authenticated.tagged(error)
         }
+        startNewIdentity()
         // Tokens derived from the previous identity must not outlive it, in memory or stored.
         if let implicit = withDerived({ $0.implicit }) {
             _ = try? await implicit.wipe()
@@ -185,7 +207,6 @@ public final class UserClient: Sendable {
             try? await shared.store.setToken(nil, for: key)
         }
         for derived in takeExchangeBrokers() { _ = try? await derived.wipe() }
-        forgetCookiesAndCache()
         return token
     }
 
@@ -385,7 +406,6 @@ public final class UserClient: Sendable {
     public func logout() async -> UserClient.LogoutReport {
         var report = UserClient.LogoutReport()
         var tokens: [OAuth2Token] = []
-        forgetCookiesAndCache()
         let implicit = withDerived { $0.implicit }
         for broker in [broker] + (implicit.map { [$0] } ?? []) + takeExchangeBrokers() {
             let current = try? await broker.currentToken()
@@ -410,15 +430,11 @@ public final class UserClient: Sendable {
             for refresh in refreshTokens { await revoke(refresh, hint: .refreshToken, into: &report) }
             for token in tokens { await revoke(token.accessToken, hint: .accessToken, into: &report) }
         }
+        // Once no token is left: a request that started before keeps its identity, whose
+        // cookies and cached responses go here, and whatever it receives late stays there.
+        startNewIdentity()
         if user == nil { await shared.onLogout?() }
         return report
-    }
-
-    /// Empties the user's cookie jar and cache partition: what the user's credential obtained
-    /// goes with the credential.
-    private func forgetCookiesAndCache() {
-        cookieJar?.removeAll()
-        shared.cache?.removeAll(in: cachePartition)
     }
 
     private func revoke(_ token: String, hint: TokenTypeHint, into report: inout UserClient.LogoutReport) async {

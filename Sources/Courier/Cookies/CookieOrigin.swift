@@ -40,7 +40,7 @@ struct CookieOrigin: Sendable, Hashable {
         guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
             let authority = Authority(url: url)
         else { return nil }
-        let path = url.path
+        let path = url.path(percentEncoded: true)
         self.init(
             host: authority.host,
             isIPAddress: authority.kind != .name,

@@ -47,7 +47,7 @@ struct CookieStore: Sendable {
                 nameIsEmpty: setCookie.name.isEmpty,
                 isSecure: setCookie.isSecure,
                 isHostOnly: isHostOnly,
-                path: path
+                path: setCookie.path
             )
         else { return nil }
         return Cookie(
@@ -66,7 +66,7 @@ struct CookieStore: Sendable {
     }
 
     /// Whether a cookie named `name` keeps the rules of its prefix: `__Secure-` needs `Secure`;
-    /// `__Host-` needs `Secure`, no `Domain` and the path `/`. A nameless cookie whose value
+    /// `__Host-` needs `Secure`, no `Domain` and a `Path` attribute of `/`. A nameless cookie whose value
     /// starts with a prefix is refused, so it cannot pass for a prefixed one. Prefixes match in
     /// any case.
     static func satisfiesPrefix(
@@ -74,7 +74,7 @@ struct CookieStore: Sendable {
         nameIsEmpty: Bool,
         isSecure: Bool,
         isHostOnly: Bool,
-        path: String
+        path: String?
     )
         -> Bool
     {

@@ -5,16 +5,13 @@ import CCurlShim
 ///
 /// The list is the one of libpsl, which libcurl links on Linux: Courier opens the library at
 /// run time the first time it needs it (no build dependency) and loads the system's list,
-/// else libpsl's built-in one. Without libpsl Courier falls back to a coarse rule: a domain
-/// without an inner dot (`com`, `localhost`) is a public suffix; multi-label suffixes such as
-/// `co.uk` are then not recognised.
+/// else libpsl's built-in one. Without libpsl (a system without it, or whose libpsl has no
+/// list) Courier cannot tell `co.uk` from `example.co.uk`, so it takes every domain for a
+/// public suffix: a `Domain` attribute then makes a cookie host-only for its own host and is
+/// ignored for any other, so no cookie is ever shared across hosts by mistake.
 enum PublicSuffixes {
     /// Whether `domain` (lower case, no leading dot, not an IP address) is a public suffix.
     static func contains(_ domain: String) -> Bool {
-        switch courier_is_public_suffix(domain) {
-        case 1: true
-        case 0: false
-        default: !domain.utf8.contains(UInt8(ascii: "."))
-        }
+        courier_is_public_suffix(domain) != 0
     }
 }

@@ -29,7 +29,9 @@ extension Session.Configuration {
                     port: authority.port ?? (request.scheme == "http" ? 80 : 443)
                 )?.clientCertificate
             {
-                credentials.append("certificate\u{0}" + certificate.certificateFile + "\u{0}" + certificate.privateKeyFile)
+                credentials.append(
+                    "certificate\u{0}" + certificate.certificateFile + "\u{0}" + certificate.privateKeyFile
+                )
             }
             guard !credentials.isEmpty else { return nil }
             return CacheMiddleware.partition(of: request, with: credentials)

@@ -64,7 +64,10 @@ extension AuthIntegrationTests {
         #expect(numbers.allSatisfy { counts[name($0)]?.requests == 1 })
 
         // One user logs out: their entries go, every other user's stay.
+        let stored = cache.storedBytes
         await access.userClient(for: key(1)).logout()
+        #expect(cache.storedBytes < stored)
+        #expect(cache.storedBytes > stored * 9 / 10)
         try await access.userClient(for: key(1)).authenticate(username: name(1), password: "password")
         let again = try await access.userClient(for: key(1)).sendAuthenticatedRequest(Self.cached())
         #expect(again.cacheStatus == .network)
@@ -106,7 +109,10 @@ extension AuthIntegrationTests {
         try await resetGatewayCache()
         try await access.userClient.authenticate(username: "alice", password: "wonderland")
         _ = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/cookie"))
+        let alice = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/whoami"))
+        #expect(try json(alice)["cookie"] as? String == "gw_session=alice")
         _ = try await access.userClient.sendAuthenticatedRequest(Self.cached())
+        #expect(try await access.userClient.sendAuthenticatedRequest(Self.cached()).cacheStatus == .hit)
         try await access.userClient.authenticate(username: "bob", password: "builder")
         let whoami = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/whoami"))
         #expect(try json(whoami)["username"] as? String == "bob")
@@ -148,7 +154,11 @@ extension AuthIntegrationTests {
         #expect(try json(anonymous)["cookie"] is NSNull)
 
         // Logout empties that user's jar alone.
+        let aliceJar = try #require(access.userClient(for: "svc-alice").cookieJar)
+        #expect(aliceJar.cookies.map(\.name) == ["gw_session"])
         await access.userClient(for: "svc-alice").logout()
+        #expect(aliceJar.cookies.isEmpty)
+        #expect(access.userClient(for: "svc-bob").cookieJar?.cookies.map(\.value) == ["bob"])
         try await access.userClient(for: "svc-alice").authenticate(username: "alice", password: "wonderland")
         let alice = try await access.userClient(for: "svc-alice").sendAuthenticatedRequest(
             ResourceRequest(path: "/api/user/whoami")

@@ -161,6 +161,7 @@ import Testing
         set(jar, "https://example.com/", "__Host-ok=1; Secure; Path=/")
         set(jar, "https://example.com/", "__Host-domain=1; Secure; Path=/; Domain=example.com")
         set(jar, "https://example.com/", "__Host-path=1; Secure; Path=/sub")
+        set(jar, "https://example.com/login", "__Host-nopath=1; Secure")  // the default path is not enough
         set(jar, "https://example.com/", "__HOST-insecure=1; Path=/")
         set(jar, "https://example.com/", "=__Host-x=1; Secure; Path=/")  // a nameless pretender
         #expect(Set(jar.cookies.map(\.name)) == ["__Secure-ok", "__Host-ok"])

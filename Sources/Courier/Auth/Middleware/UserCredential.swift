@@ -10,6 +10,9 @@ struct UserCredential: RequestAttribute {
     let broker: TokenBroker
     /// The user the broker belongs to.
     let user: UserClient
+    /// The user's identity when the request started: where its cookies and cached responses
+    /// are kept.
+    let identity: UserIdentity
 }
 
 extension MiddlewareContext {
