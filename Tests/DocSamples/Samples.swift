@@ -407,16 +407,12 @@ func sample_CachingAndCookies_1() async throws {
 // Documentation.docc/Articles/CachingAndCookies.md, sample 2
 func sample_CachingAndCookies_2() async throws {
 #sourceLocation(file: "Documentation.docc/Articles/CachingAndCookies.md", line: 24)
-    var configuration = ResourceAccess.Configuration(
-        resourceBaseURL: gateway,
-        authorizationServer: server,
-        transport: transport,
-        userClient: userCredentials,
-        deviceClient: deviceCredentials
-    )
-    configuration.cache = HTTPCache()
-    configuration.keepsCookies = true
-    let access = try ResourceAccess(configuration: configuration)
+    var secured = configuration  // a ResourceAccess.Configuration
+    secured.cache = HTTPCache()
+    secured.keepsCookies = true
+    let access = try ResourceAccess(configuration: secured)
+    let profile = try await access.userClient(for: "user-42").sendAuthenticatedRequest(ResourceRequest(path: "/api/profile"))
+    print(profile.cacheStatus)
 #sourceLocation()
 }
 
