@@ -80,16 +80,22 @@ struct CacheExchange: Sendable {
         }
         var head = entry.head
         head.headerFields = CacheRules.updated(entry.head.headerFields, with: response.headerFields)
-        let responseTime = Date()
-        cache.store(
-            head,
-            body: entry.body,
-            trailerFields: entry.trailerFields,
-            for: request,
-            key: key,
-            requestTime: requestTime,
-            responseTime: responseTime
-        )
+        // The updated response is stored again only when it still may be (the 304 may have
+        // made it private, no-store or cookie-setting) and the stored one is still there: an
+        // unsafe request may have invalidated it meanwhile, and a late 304 must not bring it back.
+        if CacheRules.mayStore(head, for: request, in: key.partition), cache.contains(id: entry.id, key: key) {
+            cache.store(
+                head,
+                body: entry.body,
+                trailerFields: entry.trailerFields,
+                for: request,
+                key: key,
+                requestTime: requestTime,
+                responseTime: Date()
+            )
+        } else {
+            cache.remove(id: entry.id, key: key)
+        }
         let body =
             entry.trailerFields.isEmpty
             ? Response.Body(entry.body) : Response.Body(entry.body, trailerFields: entry.trailerFields)

@@ -15,6 +15,11 @@ struct CacheMiddleware: Middleware {
     let partitionOfRequest: (@Sendable (HTTPRequest, MiddlewareContext) -> CachePartition?)?
     /// Where hits and misses are counted, if anywhere.
     let metrics: CacheMetrics?
+    /// Whether requests in the shared partition are answered and stored at all: only where no
+    /// step after the cache can add a credential the cache would not see — no middleware of
+    /// the caller's, no cookie jar. Otherwise a response obtained with such a credential could
+    /// be filed as one to a request without.
+    var usesSharedPartition = true
 
     /// The fields that make a request conditional or partial: its response is the caller's
     /// business, so the cache neither answers nor stores it.
@@ -71,7 +76,9 @@ struct CacheMiddleware: Middleware {
         }
         let partition = partitionOfRequest?(request, context) ?? Self.defaultPartition(of: request)
         let control = Self.directives(of: fields)
-        guard !control.noStore, let key = CacheKey(request, partition: partition) else {
+        guard !control.noStore, usesSharedPartition || !partition.isShared,
+            let key = CacheKey(request, partition: partition)
+        else {
             return try await next(request, body, context)
         }
         let exchange = CacheExchange(cache: cache, request: request, key: key, control: control)
@@ -98,8 +105,10 @@ struct CacheMiddleware: Middleware {
             case .stale:
                 return entry.response(status: .stale)
             case .staleWhileRevalidating:
-                if let detachable, let revalidation = cache.revalidation(of: entry, key: exchange.key),
-                    revalidation.isNew
+                // A streamed caller's options would make the background validation's response
+                // a stream, which is never stored: a buffered caller validates instead.
+                if let detachable, !context.options.responseBody.isStreamed,
+                    let revalidation = cache.revalidation(of: entry, key: exchange.key), revalidation.isNew
                 {
                     let context = Self.detached(context)
                     Task {
@@ -112,7 +121,7 @@ struct CacheMiddleware: Middleware {
                 guard entry.hasValidator else {
                     return try await exchange.fetch(body: body, context: context, next: next)
                 }
-                if case .streamed = context.options.responseBody {
+                if context.options.responseBody.isStreamed {
                     return try await exchange.validate(entry, context: context, next: next).get()
                 }
                 guard let revalidation = cache.revalidation(of: entry, key: exchange.key) else { continue }
@@ -230,5 +239,13 @@ struct CacheMiddleware: Middleware {
             retryPolicy: context.retryPolicy,
             attributes: context.attributes
         )
+    }
+}
+
+extension TransferOptions.ResponseBodyMode {
+    /// Whether the body is handed over as a stream.
+    var isStreamed: Bool {
+        if case .streamed = self { return true }
+        return false
     }
 }

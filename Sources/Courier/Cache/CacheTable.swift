@@ -1,4 +1,5 @@
 import HTTPTypes
+import Synchronization
 
 /// The stored responses of an ``HTTPCache``, with their order of use and their size: the state
 /// its lock guards.
@@ -14,13 +15,14 @@ struct CacheTable: Sendable {
     private var order = UseOrder()
     /// The bytes held, as ``CachedResponse/byteCount`` counts them.
     private(set) var bytes = 0
-    /// The id of the next response stored.
-    private var nextID: UInt64 = 1
+    /// The source of response ids: never the same twice in a process, in any cache, also after
+    /// ``HTTPCache/removeAll()``: a validation in flight is filed by the id of the response it
+    /// validates, and must never be taken for that of a response stored later.
+    private static let nextID = Atomic<UInt64>(1)
 
     /// A new id for a response to store.
-    mutating func makeID() -> UInt64 {
-        defer { nextID += 1 }
-        return nextID
+    func makeID() -> UInt64 {
+        Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
     }
 
     /// The response of `key` that a request with `fields` selects, marked as just used.

@@ -91,6 +91,12 @@ public final class HTTPCache: Sendable {
         }
     }
 
+    /// Whether the response `id` is still stored under `key`: not replaced, evicted,
+    /// invalidated or removed.
+    func contains(id: UInt64, key: CacheKey) -> Bool {
+        locked_table.withLock { $0.variants[key]?.contains { $0.id == id } ?? false }
+    }
+
     /// Removes the stored response `id` of `key`.
     func remove(id: UInt64, key: CacheKey) {
         locked_table.withLock { $0.remove(id: id, key: key) }

@@ -239,6 +239,9 @@ struct ClientSessionFactory: Sendable {
     /// The cookies of the device's anonymous requests, when the users and the device keep
     /// cookies (``ResourceAccess/Configuration/keepsCookies``).
     let deviceCookieJar: CookieJar?
+    /// The cache partition of the device's anonymous requests: this instance's alone, also when
+    /// several share one ``HTTPCache`` (a device's token is its own).
+    let devicePartition = CachePartition.device()
 
     init(configuration: ResourceAccess.Configuration, transport: any Transport, logging: [any Middleware]) {
         self.configuration = configuration
@@ -292,7 +295,8 @@ extension ClientSessionFactory {
                 session.cookieJarOfRequest = { context in context.userCredential?.identity.cookieJar }
             }
         case .anonymous:
-            session.cachePartitionOfRequest = { _, _ in .device }
+            let partition = devicePartition
+            session.cachePartitionOfRequest = { _, _ in partition }
             session.cookieJar = deviceCookieJar
         case .unauthenticated:
             session.cookieJar = configuration.unauthenticatedCookieJar
@@ -301,6 +305,8 @@ extension ClientSessionFactory {
 }
 
 extension CachePartition {
-    /// The partition of the device's anonymous requests.
-    static let device = CachePartition(credential: "device")
+    /// A new partition for the device's anonymous requests of one ``ResourceAccess``.
+    static func device() -> CachePartition {
+        CachePartition(credential: "device \(UserIdentity.uniqueNumber())")
+    }
 }

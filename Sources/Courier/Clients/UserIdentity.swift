@@ -18,11 +18,15 @@ final class UserIdentity: Sendable {
     /// The source of partition names: never the same twice in a process.
     private static let nextNumber = Atomic<UInt64>(0)
 
+    /// A number no other partition name of the process has.
+    static func uniqueNumber() -> UInt64 {
+        nextNumber.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
     /// A new identity, with an empty jar when `keepsCookies`.
     init(keepsCookies: Bool) {
         cookieJar = keepsCookies ? CookieJar() : nil
-        let number = Self.nextNumber.wrappingAdd(1, ordering: .relaxed).newValue
-        cachePartition = CachePartition(credential: "user identity \(number)")
+        cachePartition = CachePartition(credential: "user identity \(Self.uniqueNumber())")
     }
 
     /// Lets go of what the identity obtained: its cookies, and its responses in `cache`.

@@ -28,11 +28,16 @@ extension Session.Configuration {
         }
         if let cache {
             let metrics = RequestInstruments.metricsFactory(of: self).map(CacheMetrics.init(factory:))
-            let step = CacheMiddleware(
+            var step = CacheMiddleware(
                 cache: cache,
                 partitionOfRequest: cachePartitionOfRequest ?? plainCachePartition(security: security),
                 metrics: metrics
             )
+            // What follows the cache step may add credentials the cache cannot see: the
+            // caller's middleware, a cookie jar.
+            step.usesSharedPartition =
+                cookieJar == nil && cookieJarOfRequest == nil
+                && chain[position...].allSatisfy { $0 is RetryMiddleware }
             chain.insert(step, at: position)
         }
         return chain

@@ -45,6 +45,37 @@ struct CacheServerTests {
         await session.shutdown()
     }
 
+    /// A middleware after the cache step may add a credential the cache cannot see: a session
+    /// with one keeps nothing in the shared partition, so no response obtained with such a
+    /// credential is filed as one to a request without.
+    @Test func aSessionWhoseMiddlewareMayAddCredentialsKeepsNothingShared() async throws {
+        struct AddsAuthorization: Middleware {
+            func intercept(
+                _ request: HTTPRequest,
+                body: RequestBody?,
+                context: MiddlewareContext,
+                next: Next
+            ) async throws -> Response {
+                var request = request
+                request.headerFields[.authorization] = "Bearer tenant-a"
+                return try await next(request, body, context)
+            }
+        }
+        let env = try await TestServers.shared()
+        let session = SessionFactory.httpbin(env) {
+            $0.cache = HTTPCache()
+            $0.middlewares = [AddsAuthorization()]
+        }
+        let path = "/cache/60?key=\(UUID().uuidString)"
+        #expect(try await Self.get(session, path).cacheStatus == .network)
+        #expect(try await Self.get(session, path).cacheStatus == .network)
+        // The same request with the credential in its own fields is kept in its partition.
+        let own: HTTPFields = [.authorization: "Bearer tenant-a"]
+        #expect(try await Self.get(session, path, own).cacheStatus == .network)
+        #expect(try await Self.get(session, path, own).cacheStatus == .hit)
+        await session.shutdown()
+    }
+
     /// A private response obtained with the cookies of the session's jar is kept for those
     /// cookies: served again while they are the same, not once the server changed them.
     @Test func aPrivateResponseIsKeptForTheCookiesTheJarSent() async throws {
