@@ -127,11 +127,12 @@ struct CacheMiddleware: Middleware {
                 guard let revalidation = cache.revalidation(of: entry, key: exchange.key) else { continue }
                 guard revalidation.isNew else {
                     do {
-                        return try await revalidation.flight.value()
+                        return try await Self.outcome(of: revalidation.flight, by: context.options.deadline)
                     } catch is CancellationError where !Task.isCancelled {
                         continue  // the caller that validated inline was cancelled: validate anew
                     }
                 }
+                let deadline = context.options.deadline
                 let context = Self.detached(context)
                 guard let detachable else {
                     let result = await exchange.validate(entry, context: context, next: next)
@@ -141,7 +142,7 @@ struct CacheMiddleware: Middleware {
                 Task {
                     cache.finish(entry.id, with: await exchange.validate(entry, context: context, next: detachable))
                 }
-                return try await revalidation.flight.value()
+                return try await Self.outcome(of: revalidation.flight, by: deadline)
             }
         }
         guard !exchange.control.onlyIfCached else { return Self.gatewayTimeout() }
@@ -219,6 +220,23 @@ struct CacheMiddleware: Middleware {
     /// The answer to `only-if-cached` when nothing stored may be used (RFC 9111 §5.2.1.7).
     static func gatewayTimeout() -> Response {
         Response(head: HTTPResponse(status: .gatewayTimeout))
+    }
+
+    /// The outcome of a shared validation for a caller whose own deadline is `deadline`: the
+    /// validation's deadline is that of the caller that started it, so a caller with an
+    /// earlier one stops waiting at its own — with ``CourierError/Kind/timedOut``, as its
+    /// transfer would — and leaves the validation to the others.
+    static func outcome(of flight: SharedRevalidation, by deadline: ContinuousClock.Instant?) async throws -> Response {
+        guard let deadline else { return try await flight.value() }
+        return try await withThrowingTaskGroup(of: Response.self) { group in
+            group.addTask { try await flight.value() }
+            group.addTask {
+                try await Task.sleep(until: deadline)
+                throw CourierError(kind: .timedOut, message: "the cached response's validation outlasted the deadline")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
     }
 
     /// The longest a validation shared by several callers may take when the request that
