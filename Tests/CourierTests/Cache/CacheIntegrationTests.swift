@@ -325,6 +325,27 @@ struct CacheIntegrationTests {
         }
     }
 
+    /// A caller whose deadline comes before that of the caller that started a shared
+    /// validation stops waiting at its own, timed out; the validation goes on for the others.
+    @Test(arguments: ConformanceWire.allCases)
+    func aWaiterStopsAtItsOwnDeadline(_ wire: ConformanceWire) async throws {
+        let cache = HTTPCache()
+        try await Self.withCache(wire, cache) { client in
+            let resource = Resource(["cc": "max-age=0", "etag": "\"d\"", "hold": "1"])
+            _ = try await Self.get(client, resource)
+            let first = Task { try await Self.get(client, resource) }
+            try await Self.waitForWaiters(cache, 1)
+            let request = HTTPRequest(method: .get, path: resource.path)
+            await #expect(throws: CourierError(.timedOut)) {
+                _ = try await client.session.send(request, deadline: .now + .milliseconds(300))
+            }
+            #expect(cache.revalidationWaiters == 1)
+            _ = try await client.send(.get, "/cached_release?key=\(resource.key)")
+            #expect(try await first.value.cacheStatus == .revalidated)
+            #expect(try await Self.counts(client, resource) == Counts(requests: 2, conditional: 1))
+        }
+    }
+
     /// Waits, at most 30 s, until `count` callers wait for a validation of `cache`.
     static func waitForWaiters(_ cache: HTTPCache, _ count: Int) async throws {
         for _ in 0..<3000 where cache.revalidationWaiters < count {
