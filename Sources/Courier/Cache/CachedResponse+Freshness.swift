@@ -7,7 +7,8 @@ extension CachedResponse {
 
     /// How long the response is fresh, in seconds (RFC 9111 §4.2.1), as a private cache reads
     /// it: `max-age`, else `Expires` − `Date`, else a heuristic (``heuristicLifetime``), else 0.
-    /// `s-maxage` is for shared caches and ignored. An `Expires` that is no date means stale.
+    /// `s-maxage` counts only in the shared partition (``control``). An `Expires` that is no
+    /// date means stale.
     var freshnessLifetime: Double {
         if let maxAge = control.maxAge { return Double(maxAge) }
         let fields = head.headerFields

@@ -18,10 +18,12 @@ struct CachedResponse: Sendable {
     let responseTime: Date
     /// The request fields named by its `Vary` field, as the request that produced it had them.
     let variance: Variance
-    /// Its directives.
+    /// Its directives, as the partition it is stored in reads them: in the shared partition
+    /// `s-maxage` replaces `max-age` and forbids serving stale, as for a shared cache
+    /// (RFC 9111 §5.2.2.10).
     let control: CacheControl
 
-    /// Creates a stored response.
+    /// Creates a stored response; `isShared` when it goes to the shared partition.
     init(
         id: UInt64,
         head: HTTPResponse,
@@ -29,7 +31,8 @@ struct CachedResponse: Sendable {
         trailerFields: HTTPFields = HTTPFields(),
         requestTime: Date,
         responseTime: Date,
-        request: HTTPRequest
+        request: HTTPRequest,
+        isShared: Bool = false
     ) {
         self.id = id
         self.head = head
@@ -38,7 +41,12 @@ struct CachedResponse: Sendable {
         self.requestTime = requestTime
         self.responseTime = responseTime
         self.variance = Variance(response: head.headerFields, request: request.headerFields)
-        self.control = CacheControl(head.headerFields)
+        var control = CacheControl(head.headerFields)
+        if isShared, let sharedMaxAge = control.sharedMaxAge {
+            control.maxAge = sharedMaxAge
+            control.mustRevalidate = true
+        }
+        self.control = control
     }
 
     /// The memory it holds, roughly: the body, the fields' names and values, and a fixed part.

@@ -78,7 +78,8 @@ public final class HTTPCache: Sendable {
                 trailerFields: trailerFields,
                 requestTime: requestTime,
                 responseTime: responseTime,
-                request: request
+                request: request,
+                isShared: key.partition.isShared
             )
             guard entry.byteCount <= entryLimit else {
                 if let old = table.variants[key]?.first(where: { $0.variance == entry.variance }) {
