@@ -87,4 +87,15 @@ struct CacheValidationStateTests {
         let stored = try #require(Storage.lookup(cache, Storage.request("/profile")))
         #expect(stored.head.headerFields[.cacheControl] == "max-age=60")
     }
+
+    @Test func sMaxAgeIsTheLifetimeInTheSharedPartitionOnly() throws {
+        let cache = HTTPCache()
+        let fields: [(HTTPField.Name, String)] = [(.cacheControl, "max-age=300, s-maxage=0"), (.eTag, "\"v1\"")]
+        let shared = try #require(Storage.store(cache, Storage.request("/a"), fields))
+        let user = CachePartition(credential: "Bearer a")
+        let own = try #require(Storage.store(cache, Storage.request("/a"), partition: user, fields))
+        let now = Date()
+        #expect(CacheRules.use(of: shared, request: CacheControl(HTTPFields()), at: now) == .validate)
+        #expect(CacheRules.use(of: own, request: CacheControl(HTTPFields()), at: now) == .fresh)
+    }
 }
