@@ -290,9 +290,9 @@ extension ClientSessionFactory {
     func applyCredentialState(of kind: ResourceAccess.RequestKind, to session: inout Session.Configuration) {
         switch kind {
         case .authenticated, .implicit:
-            session.cachePartitionOfRequest = { _, context in context.userCredential?.identity.cachePartition }
+            session.cachePartitionOfRequest = { _, context in context.userCredential?.identity?.cachePartition }
             if configuration.keepsCookies {
-                session.cookieJarOfRequest = { context in context.userCredential?.identity.cookieJar }
+                session.cookieJarOfRequest = { context in context.userCredential?.identity?.cookieJar }
             }
         case .anonymous:
             let partition = devicePartition

@@ -34,6 +34,8 @@ extension UserClient {
         let keepsCookies: Bool
         /// The cache of every kind of request, partitioned by user.
         let cache: HTTPCache?
+        /// Whether a user's requests keep anything per sign-in: cookies, or cached responses.
+        var keepsIdentity: Bool { keepsCookies || cache != nil }
 
         init(configuration: ResourceAccess.Configuration, endpoint: TokenEndpoint, sessions: ClientSessionFactory) {
             self.endpoint = endpoint

@@ -128,7 +128,9 @@ public final class UserClient: Sendable {
     /// What a request of this user carries on the shared session: the broker whose token it
     /// sends, as its one attribute.
     func credential(_ broker: TokenBroker) -> RequestAttributes {
-        RequestAttributes(UserCredential(broker: broker, user: self, identity: identity))
+        RequestAttributes(
+            UserCredential(broker: broker, user: self, identity: shared.keepsIdentity ? identity : nil)
+        )
     }
 
     // MARK: Sign-in

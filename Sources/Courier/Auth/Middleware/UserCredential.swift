@@ -11,8 +11,8 @@ struct UserCredential: RequestAttribute {
     /// The user the broker belongs to.
     let user: UserClient
     /// The user's identity when the request started: where its cookies and cached responses
-    /// are kept.
-    let identity: UserIdentity
+    /// are kept; `nil` when users keep neither, so a request then takes no lock for it.
+    let identity: UserIdentity?
 }
 
 extension MiddlewareContext {
