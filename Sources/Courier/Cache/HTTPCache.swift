@@ -116,8 +116,7 @@ public final class HTTPCache: Sendable {
         let id = entry.id
         return locked_flights.withLock { flights in
             if let flight = flights[id] { return (flight, false) }
-            let isStored = locked_table.withLock { $0.variants[key]?.contains { $0.id == id } ?? false }
-            guard isStored else { return nil }
+            guard contains(id: id, key: key) else { return nil }
             let flight = SharedRevalidation()
             flights[id] = flight
             return (flight, true)
