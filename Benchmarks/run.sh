@@ -4,6 +4,9 @@
 #   Benchmarks/run.sh              quick load run (~4 min): table to stdout and Benchmarks/RESULTS.md
 #   Benchmarks/run.sh --full       full load run (5 s runs, 3 rounds, ~35 min)
 #   Benchmarks/run.sh micro        micro benchmarks (ordo-one/benchmark); table to Benchmarks/RESULTS-micro.md
+#   Benchmarks/run.sh check        the allocation counts of Session.send (null transport and the curl path)
+#                                  against Thresholds/: fails on a regression or an unrecorded improvement
+#   Benchmarks/run.sh thresholds   records the current counts in Thresholds/ (after an intended change)
 #   Benchmarks/run.sh serve        start only the nginx (for profiling a client by hand)
 #   Benchmarks/run.sh soak [N]     N (1,000,000) GETs at 64 in flight, RSS and fds every 50,000 → RESULTS-soak.md
 #   Benchmarks/run.sh faults       the fault matrix: one line per broken server → RESULTS-faults.md
@@ -49,6 +52,49 @@ elif [[ "${1:-}" == "sse" ]]; then
         --output "$here/RESULTS-sse.md" "$@"
 fi
 
+# Starts the harness's nginx for the micro benchmarks of the curl path (CourierMicro/CurlPath.swift)
+# and exports its origins; it stops when this script exits.
+start_micro_server() {
+    swift build -c release --package-path "$here" --product LoadHarness >&2
+    local bin
+    bin="$(swift build -c release --package-path "$here" --show-bin-path)"
+    serve_out="$(mktemp /tmp/courier-micro-serve-XXXXXX)"   # global: the EXIT trap removes it
+    "$bin/LoadHarness" serve --bin-dir "$bin" --seconds 1800 > "$serve_out" 2> "$serve_out.err" &
+    micro_server=$!
+    trap 'kill $micro_server 2>/dev/null || true; wait $micro_server 2>/dev/null || true; rm -f "$serve_out" "$serve_out.err"' EXIT
+    for _ in $(seq 300); do grep -q '^WORK=' "$serve_out" 2>/dev/null && break; sleep 0.1; done
+    grep -q '^WORK=' "$serve_out" || { echo "run.sh: the harness's nginx did not start" >&2; cat "$serve_out.err" >&2; exit 1; }
+    COURIER_MICRO_HTTP1="$(sed -n 's/^HTTP1=//p' "$serve_out")"
+    COURIER_MICRO_TLS="$(sed -n 's/^TLS=//p' "$serve_out")"
+    COURIER_MICRO_CA="$(sed -n 's/^CA=//p' "$serve_out")"
+    export COURIER_MICRO_HTTP1 COURIER_MICRO_TLS COURIER_MICRO_CA
+}
+
+# The benchmarks whose allocation counts have thresholds in Thresholds/ (`run.sh check`).
+checked_benchmarks='^(Session\.send\.middleware0|Session\.send\.curl\.h1|Session\.send\.curl\.h2|Session\.send\.curl\.h1\.executor)$'
+
+if [[ "${1:-}" == "check" || "${1:-}" == "thresholds" ]]; then
+    # check: runs the benchmarks that have thresholds and fails (exit 2 or 4) when an allocation
+    # count is above its threshold, or below it (then update the threshold: `run.sh thresholds`).
+    mode="$1"
+    shift
+    cd "$here"
+    touch "$here/Package.swift"
+    swift build -c release --package-path "$here" --product CourierMicro >&2
+    start_micro_server
+    scheduler=()
+    if [[ $(id -u) == 0 ]]; then scheduler=(chrt -f 10 taskset -c 1); fi
+    if [[ $mode == check ]]; then
+        "${scheduler[@]}" swift package --disable-sandbox benchmark thresholds check --target CourierMicro \
+            --filter "$checked_benchmarks" --path "$here/Thresholds" --no-progress "$@"
+    else
+        "${scheduler[@]}" swift package --disable-sandbox --allow-writing-to-package-directory benchmark \
+            thresholds update --target CourierMicro --filter "$checked_benchmarks" --path "$here/Thresholds" \
+            --no-progress "$@"
+    fi
+    exit $?
+fi
+
 if [[ "${1:-}" == "micro" ]]; then
     shift
     cd "$here"
@@ -56,6 +102,7 @@ if [[ "${1:-}" == "micro" ]]; then
     # work on the machine does not preempt the benchmark: see README.md.
     touch "$here/Package.swift"   # see below: makes SwiftPM see new files of the root package
     swift build -c release --package-path "$here" --product CourierMicro >&2
+    start_micro_server
     scheduler=()
     if [[ $(id -u) == 0 ]]; then scheduler=(chrt -f 10 taskset -c 1); fi
     # --disable-sandbox: the benchmark plugin runs the benchmark executable.

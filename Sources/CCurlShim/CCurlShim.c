@@ -55,6 +55,19 @@ long ccurl_writefunc_pause(void) { return CURL_WRITEFUNC_PAUSE; }
 long ccurl_readfunc_pause(void) { return CURL_READFUNC_PAUSE; }
 long ccurl_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
 
+const char *ccurl_accepted_encodings(void) {
+    curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
+    int features = info ? info->features : 0;
+    int zlib = (features & CURL_VERSION_LIBZ) != 0, brotli = (features & CURL_VERSION_BROTLI) != 0,
+        zstd = (features & CURL_VERSION_ZSTD) != 0;
+    /* libcurl's own order: deflate and gzip (zlib), br, zstd. */
+    static const char *const lists[8] = {
+        "identity", "zstd", "br", "br, zstd",
+        "deflate, gzip", "deflate, gzip, zstd", "deflate, gzip, br", "deflate, gzip, br, zstd",
+    };
+    return lists[(zlib << 2) | (brotli << 1) | zstd];
+}
+
 const char *ccurl_version(void) { curl_version_info_data *info = curl_version_info(CURLVERSION_NOW); return info ? info->version : NULL; }
 int ccurl_prereqfunc_ok(void) { return CURL_PREREQFUNC_OK; }
 int ccurl_prereqfunc_abort(void) { return CURL_PREREQFUNC_ABORT; }

@@ -51,6 +51,10 @@ CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 
 // MARK: constants Swift cannot import (macros with casts)
 const char *_Nullable ccurl_version(void);
+/// The codings this libcurl decodes, as `CURLOPT_ACCEPT_ENCODING ""` names them in the
+/// `Accept-Encoding` field it sends: "deflate, gzip, br, zstd" with every decoder, "identity"
+/// with none.
+const char *_Nonnull ccurl_accepted_encodings(void);
 long ccurl_writefunc_pause(void);
 long ccurl_readfunc_pause(void);
 long ccurl_readfunc_abort(void);

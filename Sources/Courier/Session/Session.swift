@@ -333,13 +333,13 @@ public actor Session {
     ///   fails (``CourierError/Kind/timedOut`` past the deadline), `CancellationError` when
     ///   cancelled.
     public nonisolated func send(
-        _ request: HTTPRequest,
+        _ request: consuming HTTPRequest,
         body: RequestBody? = nil,
         deadline: ContinuousClock.Instant? = nil,
         logger: Logger? = nil
     ) async throws -> Response {
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
-        return try await send(request, body: body, endpoint: endpoint, deadline: deadline, logger: logger)
+        return try await send(consume request, body: body, endpoint: endpoint, deadline: deadline, logger: logger)
     }
 
     /// The response of a request that ended, with its endpoint; the request counted out.
@@ -388,7 +388,7 @@ public actor Session {
     /// its task's allocator, whose slabs hold ≈ 1 KB, and every request in flight holds a slab
     /// for each frame that does not fit the rest of the last.
     nonisolated func send(
-        _ request: HTTPRequest,
+        _ request: consuming HTTPRequest,
         body: RequestBody?,
         endpoint: ResponseEndpoint,
         deadline: ContinuousClock.Instant? = nil,
@@ -400,7 +400,7 @@ public actor Session {
         let snapshot = startRequest()
         do {
             let response = try await snapshot.pipeline(
-                try prepare(request, snapshot: snapshot),
+                try prepare(consume request, snapshot: snapshot),
                 body,
                 Self.context(
                     of: snapshot,
@@ -449,14 +449,14 @@ public actor Session {
     /// - Returns: The response with a streamed body.
     /// - Throws: As ``send(_:body:deadline:logger:)``.
     public nonisolated func stream(
-        _ request: HTTPRequest,
+        _ request: consuming HTTPRequest,
         body: RequestBody? = nil,
         deadline: ContinuousClock.Instant? = nil,
         logger: Logger? = nil
     ) async throws -> Response {
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
         return try await send(
-            request,
+            consume request,
             body: body,
             endpoint: endpoint,
             deadline: deadline,
@@ -620,9 +620,8 @@ public actor Session {
 
     /// Resolves a request against the base URL, adds the session's header fields, and runs
     /// the security screen.
-    private nonisolated func prepare(_ request: HTTPRequest, snapshot: Snapshot) throws -> HTTPRequest {
+    private nonisolated func prepare(_ request: consuming HTTPRequest, snapshot: Snapshot) throws -> HTTPRequest {
         if snapshot.isShutDown { throw CourierError.shutDown() }
-        var request = request
         if request.headerFields[.userAgent] != nil {
             throw CourierError.reservedHeader(
                 "User-Agent is owned by Courier; set Session.Configuration.applicationProduct instead"

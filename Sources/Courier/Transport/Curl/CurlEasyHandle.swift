@@ -31,6 +31,9 @@ final class CurlEasyHandle {
     var watchesRefusedStreams = false
     /// `CURLOPT_BUFFERSIZE` as last set (chosen per request, see ``CurlOriginSlots``).
     var receiveBufferSize = CurlOriginSlots.defaultReceiveBufferSize
+    /// The origin and path of `CURLOPT_URL` as last set: libcurl copies the URL each time it is
+    /// set, so a transfer to the URL of the handle's previous one does not set it again.
+    var url: (origin: CurlOriginSlots.Origin, path: String)?
 
     /// The request header list the handle points at, and the fields it was made from.
     private var headerList: UnsafeMutablePointer<curl_slist>?
@@ -49,6 +52,9 @@ final class CurlEasyHandle {
                 && zip(lhs.fields, rhs.fields).allSatisfy { $0.name.rawName == $1.name.rawName && $0.value == $1.value }
         }
     }
+
+    /// `Accept-Encoding` with every coding this libcurl decodes.
+    private static let acceptEncodingLine = "Accept-Encoding: " + String(cString: ccurl_accepted_encodings())
 
     init?() {
         guard let pointer = curl_easy_init() else { return nil }
@@ -96,6 +102,12 @@ final class CurlEasyHandle {
         }
     }
 
+    /// Whether the handle's URL is `origin` followed by `path`.
+    func hasURL(_ origin: CurlOriginSlots.Origin, path: String) -> Bool {
+        guard let url else { return false }
+        return url.path == path && url.origin == origin
+    }
+
     /// Whether a transfer has set options on the handle since it was made.
     private var isUsed = false
 
@@ -107,6 +119,7 @@ final class CurlEasyHandle {
         if isUsed {
             curl_easy_reset(pointer)  // forgets every option, keeps connections and caches
             headerKey = nil
+            url = nil
             watchesRefusedStreams = false
             receiveBufferSize = CurlOriginSlots.defaultReceiveBufferSize
         }
@@ -123,16 +136,22 @@ final class CurlEasyHandle {
         var list: UnsafeMutablePointer<curl_slist>?
         var hasExpect = false
         var hasContentType = false
+        var hasAcceptEncoding = false
         for field in fields {
             // CR, LF and NUL cannot reach here: HTTPFields never stores them, and the session
             // screens every request (SecurityConfiguration.rejectControlCharacters).
             if field.name == .expect { hasExpect = true }
             if field.name == .contentType { hasContentType = true }
+            if field.name == .acceptEncoding { hasAcceptEncoding = true }
             // curl sends "Name;" as a header with an empty value.
             let line = field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)"
             list = curl_slist_append(list, line)
         }
         if !hasExpect { list = curl_slist_append(list, "Expect:") }
+        // The field libcurl would add for `CURLOPT_ACCEPT_ENCODING ""`, in the list that
+        // transfers with the same fields share: libcurl formats its own anew for every request.
+        // It still decodes what the server encodes, as that option asks.
+        if !hasAcceptEncoding { list = curl_slist_append(list, Self.acceptEncodingLine) }
         if !hasContentType && hasBody { list = curl_slist_append(list, "Content-Type:") }
         let code = ccurl_easy_setopt_slist(pointer, CURLOPT_HTTPHEADER, list)
         guard code == CURLE_OK else {

@@ -28,6 +28,9 @@ final class CurlOriginSlots {
     /// transfers at once: `nil` until a response shows it.
     private(set) var isMultiplexed: Bool?
 
+    /// The origin's last final response head, which a head that repeats it shares.
+    let headMemo = ResponseHeadMemo()
+
     /// Whether the origin is reached over TLS, where HTTP/2 may be negotiated.
     private let isSecure: Bool
     /// The connections allowed to the origin (`0`: no limit).

@@ -37,7 +37,11 @@ extension CurlTransfer {
         // Per request: what differs even between transfers of the same profile.
         let me = Unmanaged.passUnretained(self).toOpaque()
         handle.errorBuffer[0] = 0
-        try set(easy, CURLOPT_URL, url)
+        let path = request.path ?? "/"
+        if !handle.hasURL(origin, path: path) {
+            try set(easy, CURLOPT_URL, "\(origin.scheme)://\(origin.authority)\(path)")
+            handle.url = (origin, path)
+        }
         try set(easy, CURLOPT_WRITEDATA, pointer: me)
         try set(easy, CURLOPT_HEADERDATA, pointer: me)
         try set(easy, CURLOPT_PREREQDATA, pointer: me)

@@ -215,7 +215,8 @@ extension CurlTransfer {
         self.stream = stream
         // The deadline bounds a stream until its head; from here the stall timeout bounds it.
         if let easy { _ = ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, 0) }
-        let responseHead = HTTPResponse(status: .standard(code: head.statusCode), headerFields: head.fields)
+        let responseHead =
+            head.responseHead ?? HTTPResponse(status: .standard(code: head.statusCode), headerFields: head.fields)
         hand(Response(head: responseHead, body: Response.Body(stream: .init(stream)), metrics: metrics()))
     }
 }

@@ -23,7 +23,6 @@ final class CurlTransfer: @unchecked Sendable {
     let options: TransferOptions
     let control: TransferControl
     unowned let loop: CurlMultiLoop
-    let url: String
     /// Transfers wait per origin for a slot (``CurlOriginSlots``).
     let origin: CurlOriginSlots.Origin
     var isHTTPS: Bool { origin.isSecure }
@@ -117,7 +116,6 @@ final class CurlTransfer: @unchecked Sendable {
         self.control = control
         self.loop = loop
         self.origin = CurlOriginSlots.Origin(scheme: scheme, authority: authority)
-        self.url = "\(scheme)://\(authority)\(request.path ?? "/")"
         switch options.responseBody {
         case .buffered(let limit):
             bufferLimit = limit
@@ -211,7 +209,7 @@ final class CurlTransfer: @unchecked Sendable {
     func receiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
         assertConfined()
         moved()
-        switch head.receive(line) {
+        switch head.receive(line, memo: slots?.headMemo) {
         case .field, .trailer:
             return true
         case .statusLine:
@@ -277,7 +275,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Gives the caller the buffered response.
     func respond() {
-        let responseHead = HTTPResponse(status: .standard(code: head.statusCode), headerFields: head.fields)
+        let responseHead =
+            head.responseHead ?? HTTPResponse(status: .standard(code: head.statusCode), headerFields: head.fields)
         let data = buffer.takeData()
         let metrics = metrics()
         // The last step of progress, also for a body too short for a 64 KiB step.

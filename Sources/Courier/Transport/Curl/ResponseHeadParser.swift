@@ -5,7 +5,8 @@ import HTTPTypes
 /// ``ResponseHeadLimits``.
 ///
 /// A value kept inside its transfer: parsing a line allocates nothing beyond the field it
-/// stores. A head starts with a status line (after an interim 1xx head, another follows) and
+/// stores, and a head that repeats its origin's last one line for line (``ResponseHeadMemo``)
+/// allocates nothing at all. A head starts with a status line (after an interim 1xx head, another follows) and
 /// ends with a blank line; field lines after the final head are the trailer section, kept
 /// apart from the head's fields. A head whose first line is not a valid status line is
 /// malformed: libcurl accepts some that HTTP does not (`Http/1.1 200`), and Courier never
@@ -72,9 +73,29 @@ struct ResponseHeadParser {
     /// Bytes of the current head (or trailer section) so far, for ``ResponseHeadLimits``.
     private(set) var headBytes = 0
     private var section = Section.statusLine
+    /// The final head as a response head, once it ended: the memo's own when every line
+    /// matched it.
+    private(set) var responseHead: HTTPResponse?
+
+    // The origin's memo (ResponseHeadMemo.swift).
+    /// The memo of the origin, for the current head.
+    private var memo: ResponseHeadMemo?
+    /// Whether every line of the current head so far matched the memo.
+    private var isMatching = false
+    /// Lines of the current head that matched the memo, the status line included.
+    private var matchedLines = 0
+    /// Fields among them (an ignored line has none).
+    private var matchedFields = 0
+    /// The current head's lines, from the memo's that matched on, to become the new memo.
+    private var recording: ResponseHeadMemo.Recording?
 
     /// Takes one line, line end included.
-    mutating func receive(_ line: UnsafeRawBufferPointer) -> Line {
+    ///
+    /// - Parameters:
+    ///   - line: The line.
+    ///   - memo: The last final head of the response's origin, which a head that repeats it
+    ///     shares; `nil` to parse every line.
+    mutating func receive(_ line: UnsafeRawBufferPointer, memo: ResponseHeadMemo? = nil) -> Line {
         let bytes = line.trimmingLineEnd()
         if bytes.isEmpty {
             headBytes = 0  // trailers and a 1xx's successor count anew
@@ -82,6 +103,7 @@ struct ResponseHeadParser {
             case .statusLine: return .malformed(.statusLine)
             case .fields:
                 section = statusCode >= 200 ? .trailers : .statusLine
+                finishHead()
                 return .end
             case .trailers: return .trailer
             }
@@ -98,34 +120,46 @@ struct ResponseHeadParser {
             guard let code = bytes.statusCode else { return .malformed(.statusLine) }
             statusCode = code
             fields = HTTPFields()
-            fields.reserveCapacity(16)  // one allocation for a typical response head
             expectedLength = -1
             isChunked = false
             isContentEncoded = false
             isHTTP1 = bytes[6] == UInt8(ascii: ".")
             trailerFields = nil
+            responseHead = nil
             section = .fields
+            self.memo = memo
+            recording = nil
+            if let memo, memo.matches(line, at: 0) {
+                isMatching = true
+                matchedLines = 1
+                matchedFields = 0
+            } else {
+                isMatching = false
+                fields.reserveCapacity(16)  // one allocation for a typical response head
+                if memo != nil {
+                    recording = ResponseHeadMemo.Recording()
+                    recording?.append(line, effect: nil)
+                }
+            }
             return .statusLine
         case .fields:
-            guard let (field, nameLength) = Self.field(bytes) else { return .field }
-            // Name lengths first: most fields are none of these three.
-            if nameLength == 14, field.name == .contentLength {
-                // One length, or a list of the same one: anything else leaves the body's end
-                // unknown (libcurl takes the first), so the response cannot be trusted.
-                guard let length = Self.contentLength(field.value), expectedLength < 0 || expectedLength == length
-                else {
-                    return .malformed(.contentLength)
+            if isMatching, let memo {
+                if memo.matches(line, at: matchedLines) {
+                    let effect = memo.effect(ofLine: matchedLines)
+                    matchedLines += 1
+                    if effect != .ignored { matchedFields += 1 }
+                    return apply(effect) ?? .field
                 }
-                expectedLength = length
-            } else if nameLength == 17, field.name == .transferEncoding {
-                // A list of codings, in one field or several: chunked is the last.
-                isChunked =
-                    field.value.split(separator: ",").last?.trimmingCharacters(in: .whitespaces)
-                    .lowercased() == "chunked"
-            } else if nameLength == 16, field.name == .contentEncoding {
-                isContentEncoded = isContentEncoded || field.value.lowercased() != "identity"
+                diverge(from: memo)
             }
+            guard let (field, nameLength) = Self.field(bytes) else {
+                recording?.append(line, effect: .ignored)
+                return .field
+            }
+            guard let effect = Self.effect(of: field, nameLength: nameLength) else { return .malformed(.contentLength) }
+            if let malformed = apply(effect) { return malformed }
             fields.append(field)
+            recording?.append(line, effect: effect)
             return .field
         case .trailers:
             if let (field, _) = Self.field(bytes) {
@@ -134,6 +168,71 @@ struct ResponseHeadParser {
             }
             return .trailer
         }
+    }
+
+    /// What a field does to the head besides adding itself; `nil` for a `Content-Length` that
+    /// gives no length.
+    static func effect(of field: HTTPField, nameLength: Int) -> ResponseHeadMemo.Effect? {
+        // Name lengths first: most fields are none of these three.
+        if nameLength == 14, field.name == .contentLength {
+            return contentLength(field.value).map { .contentLength($0) }
+        } else if nameLength == 17, field.name == .transferEncoding {
+            // A list of codings, in one field or several: chunked is the last.
+            let last = field.value.split(separator: ",").last?.trimmingCharacters(in: .whitespaces)
+            return .transferEncoding(chunked: last?.lowercased() == "chunked")
+        } else if nameLength == 16, field.name == .contentEncoding {
+            return .contentEncoding(encoded: field.value.lowercased() != "identity")
+        }
+        return ResponseHeadMemo.Effect.none
+    }
+
+    /// Applies what a field line does to the head; returns `.malformed` for a second
+    /// `Content-Length` that differs from the first.
+    private mutating func apply(_ effect: ResponseHeadMemo.Effect) -> Line? {
+        switch effect {
+        case .none, .ignored:
+            break
+        case .contentLength(let length):
+            // One length, or a list of the same one: anything else leaves the body's end
+            // unknown (libcurl takes the first), so the response cannot be trusted.
+            guard expectedLength < 0 || expectedLength == length else { return .malformed(.contentLength) }
+            expectedLength = length
+        case .transferEncoding(let chunked):
+            isChunked = chunked
+        case .contentEncoding(let encoded):
+            isContentEncoded = isContentEncoded || encoded
+        }
+        return nil
+    }
+
+    /// The current head differs from the memo from here on: its fields so far are the memo's
+    /// first ones, and its lines are recorded to become the next memo.
+    private mutating func diverge(from memo: ResponseHeadMemo) {
+        isMatching = false
+        var rebuilt = HTTPFields()
+        rebuilt.reserveCapacity(16)
+        rebuilt.append(contentsOf: memo.head.headerFields.prefix(matchedFields))
+        fields = rebuilt
+        recording = memo.recording(ofFirst: matchedLines)
+    }
+
+    /// The blank line ended a head: a final head gets its response head, the memo's when every
+    /// line matched it, else a new one that becomes the memo.
+    private mutating func finishHead() {
+        if isMatching, let memo {
+            if matchedLines == memo.lineCount {
+                isMatching = false
+                fields = memo.head.headerFields
+                responseHead = memo.head
+                return
+            }
+            diverge(from: memo)  // the head ended before the memo's
+        }
+        guard statusCode >= 200 else { return }
+        let head = HTTPResponse(status: .standard(code: statusCode), headerFields: fields)
+        responseHead = head
+        if let memo, let recording { memo.keep(recording, head: head) }
+        recording = nil
     }
 
     /// Takes the trailer fields that arrived some other way (a body whose chunked framing
