@@ -149,7 +149,11 @@ final class TransportTrust: Sendable {
             let next = try CompiledTrust(policies: compiled.policies, providedCertificates: certificates)
             return try state.withLock { state in
                 state.renewal = nil
-                if let due = next.renewalDate, due <= now { state.quietUntil = now + Self.renewalPause }
+                // A renewal that gave a certificate already within its margin is not asked for
+                // again at once; a first load is followed by its renewal at once.
+                if !compiled.lacksProvidedCertificates, let due = next.renewalDate, due <= now {
+                    state.quietUntil = now + Self.renewalPause
+                }
                 guard state.current === generation else { return state.current }
                 let renewed = try TrustGeneration(
                     number: UInt64(state.generations.count),
