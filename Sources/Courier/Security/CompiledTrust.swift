@@ -46,7 +46,7 @@ final class CompiledTrust: @unchecked Sendable {
         var handles: [OpaquePointer] = []
         do {
             for (index, policy) in policies.enumerated() {
-                handles.append(try Self.compile(policy, clientCertificate: providedCertificates[index]))
+                handles.append(try Self.compile(policy, provided: providedCertificates[index]))
             }
         } catch {
             for handle in handles { ccourier_tls_policy_free(handle) }
@@ -133,9 +133,7 @@ final class CompiledTrust: @unchecked Sendable {
         )
     }
 
-    private static func compile(_ policy: TrustPolicy, clientCertificate provided: ClientCertificate?) throws
-        -> OpaquePointer
-    {
+    private static func compile(_ policy: TrustPolicy, provided: ClientCertificate?) throws -> OpaquePointer {
         guard let handle = ccourier_tls_policy_create() else {
             throw CourierError.invalidConfiguration("out of memory compiling the trust policy for \(policy.host)")
         }

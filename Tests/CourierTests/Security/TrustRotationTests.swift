@@ -9,7 +9,10 @@ import Testing
 /// the old trust serves a request under the new one.
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct TrustRotationTests {
-    @Test("pins replaced under load: no failure, and no new request goes over an old connection", arguments: [false, true])
+    @Test(
+        "pins replaced under load: no failure, and no new request goes over an old connection",
+        arguments: [false, true]
+    )
     func replacesPinsUnderLoad(allowsHTTP2: Bool) async throws {
         let env = try await TestServers.shared()
         let leaf = try SecuritySupport.pin(env.leafPin)
@@ -45,7 +48,9 @@ struct TrustRotationTests {
             try await TrustRotationSupport.waitUntilTakenIn(transport, count: perPhase, finished: finished)
             // The backup pin is promoted; the old leaf key is no longer trusted.
             try transport.replaceTrust(
-                with: .secured(trust: [try TrustPolicy(host: "127.0.0.1", pins: [backup, SecuritySupport.unrelatedPin])])
+                with: .secured(trust: [
+                    try TrustPolicy(host: "127.0.0.1", pins: [backup, SecuritySupport.unrelatedPin])
+                ])
             )
             for index in 0..<perPhase { send("after", index) }
             try await group.waitForAll()
@@ -80,7 +85,9 @@ struct TrustRotationTests {
             for index in 0..<inFlight {
                 group.addTask {
                     defer { finished.withLock { $0 += 1 } }
-                    let response = try? await session.send(HTTPRequest(method: .get, path: "/bytes/1k?inflight=\(index)"))
+                    let response = try? await session.send(
+                        HTTPRequest(method: .get, path: "/bytes/1k?inflight=\(index)")
+                    )
                     return response?.status == .ok && response?.data.count == 1024
                 }
             }
@@ -133,8 +140,16 @@ struct TrustRotationTests {
         let before = entries.filter { $0.uri.contains("\(run)=before") }
         let after = entries.filter { $0.uri.contains("\(run)=after") }
         #expect(before.count == 5 && after.count == 5)
-        #expect(before.allSatisfy { $0.sslClientVerify == "SUCCESS" && $0.sslClientSubject.contains("CN=courier-test-client") })
-        #expect(after.allSatisfy { $0.sslClientVerify == "SUCCESS" && $0.sslClientSubject.contains("CN=courier-rotated-client") })
+        #expect(
+            before.allSatisfy {
+                $0.sslClientVerify == "SUCCESS" && $0.sslClientSubject.contains("CN=courier-test-client")
+            }
+        )
+        #expect(
+            after.allSatisfy {
+                $0.sslClientVerify == "SUCCESS" && $0.sslClientSubject.contains("CN=courier-rotated-client")
+            }
+        )
         #expect(Set(before.map(\.connection)).isDisjoint(with: Set(after.map(\.connection))))
         await session.shutdown()
         await transport.shutdown()
@@ -179,7 +194,9 @@ struct TrustRotationTests {
         #expect(presentedRenewed, "the renewed certificate was never presented")
         // The renewed certificate is far from its end: the closure is not asked again.
         for index in 0..<5 {
-            #expect(try await session.send(HTTPRequest(method: .get, path: "/bytes/0?\(run)=last&i=\(index)")).status == .ok)
+            #expect(
+                try await session.send(HTTPRequest(method: .get, path: "/bytes/0?\(run)=last&i=\(index)")).status == .ok
+            )
         }
         #expect(calls.value == 2)
         await session.shutdown()
@@ -243,7 +260,10 @@ struct TrustRotationTests {
         )
         let lowerTLS = try SecurityConfiguration.secured(trust: [try TrustPolicy(host: "api.example.com", pins: [pin])])
         let otherHost = try SecurityConfiguration.secured(
-            trust: [try TrustPolicy(host: "api.example.com", pins: [pin]), try TrustPolicy(host: "evil.example", pins: [pin])],
+            trust: [
+                try TrustPolicy(host: "api.example.com", pins: [pin]),
+                try TrustPolicy(host: "evil.example", pins: [pin]),
+            ],
             minimumTLSVersion: .v1_3
         )
         let debugger = try SecurityConfiguration.secured(
