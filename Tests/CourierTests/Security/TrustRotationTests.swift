@@ -72,6 +72,42 @@ struct TrustRotationTests {
         await transport.shutdown()
     }
 
+    @Test("many rotations while requests run: every request succeeds, and the transport shuts down cleanly")
+    func manyRotationsWhileRequestsRun() async throws {
+        let env = try await TestServers.shared()
+        let leaf = try SecuritySupport.pin(env.leafPin)
+        let backup = try SecuritySupport.pin(env.intermediatePin)
+        let pinSets = [[leaf, backup], [backup], [leaf], [backup, SecuritySupport.unrelatedPin]]
+        let transport = TrustRotationSupport.transport(
+            env,
+            try .secured(trust: [try TrustPolicy(host: "127.0.0.1", pins: pinSets[0])])
+        )
+        let session = Session(configuration: .init(baseURL: env.url(.https)), transport: transport)
+        let rounds = 20
+        let failures = try await withThrowingTaskGroup(of: String?.self) { group in
+            for round in 0..<rounds {
+                for index in 0..<20 {
+                    group.addTask {
+                        do {
+                            let path = "/bytes/1k?churn=\(round)-\(index)"
+                            let response = try await session.send(HTTPRequest(method: .get, path: path))
+                            return response.status == .ok && response.data.count == 1024 ? nil : "\(response.status)"
+                        } catch {
+                            return "\(error)"
+                        }
+                    }
+                }
+                let pins = pinSets[(round + 1) % pinSets.count]
+                try transport.replaceTrust(with: .secured(trust: [try TrustPolicy(host: "127.0.0.1", pins: pins)]))
+            }
+            return try await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
+        #expect(transport.loop.trust?.generationCount == rounds + 1)
+        await session.shutdown()
+        await transport.shutdown()
+    }
+
     @Test func pinsThatDoNotMatchRefuseNewRequestsWhileThoseInFlightFinish() async throws {
         let env = try await TestServers.shared()
         let transport = TrustRotationSupport.transport(
