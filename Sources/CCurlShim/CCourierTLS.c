@@ -10,6 +10,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,19 @@ struct ccourier_tls_policy {
     X509 *client_certificate;       // with client_key, or both NULL
     EVP_PKEY *client_key;
     STACK_OF(X509) *client_chain;   // may be NULL
+    int audits_pins;                // a chain matching no pin is reported and accepted
 };
+
+/// One connection's verify context: its policy, where it goes, and who hears of a chain
+/// that matches no pin. Kept in the SSL_CTX's ex_data and freed with it.
+typedef struct ccourier_tls_connection {
+    const ccourier_tls_policy *policy;
+    char *host;
+    long port;
+    long policy_index;
+    ccourier_pin_mismatch_callback callback;
+    void *context;
+} ccourier_tls_connection;
 
 // MARK: errors
 
@@ -111,15 +124,34 @@ static int ccourier_verify_with_pinned_roots(X509_STORE_CTX *store_ctx, X509_STO
     return verified;
 }
 
+/// The most chain certificates whose digests a mismatch report carries.
+#define CCOURIER_REPORTED_CHAIN 16
+
+/// Hands the verified chain's digests to the connection's callback.
+static void ccourier_report_mismatch(const ccourier_tls_connection *connection, X509_STORE_CTX *store_ctx) {
+    if (connection == NULL || connection->callback == NULL) return;
+    uint8_t digests[CCOURIER_REPORTED_CHAIN * CCOURIER_PIN_LENGTH];
+    size_t count = 0;
+    STACK_OF(X509) *chain = X509_STORE_CTX_get0_chain(store_ctx);
+    int length = chain != NULL ? sk_X509_num(chain) : 0;
+    for (int index = 0; index < length && count < CCOURIER_REPORTED_CHAIN; index++) {
+        if (ccourier_spki_sha256(sk_X509_value(chain, index), digests + count * CCOURIER_PIN_LENGTH)) count += 1;
+    }
+    connection->callback(connection->context, connection->host, connection->port, connection->policy_index,
+                         digests, count, connection->policy->audits_pins);
+}
+
 /// Replaces OpenSSL's chain verification for one handshake: the chain must verify as
 /// usual — against the policy's pinned roots when it has some, otherwise against
 /// libcurl's store — and then, when the policy has pins, one certificate of the VERIFIED
 /// chain (leaf, intermediate or root) must match one of them. A policy with neither pins
 /// nor pinned roots accepts the verified chain only when it was marked with
-/// `ccourier_tls_policy_accept_system_roots`. A NULL policy refuses every chain. Host
-/// name verification is libcurl's, after the handshake, for every policy.
-static int ccourier_verify(X509_STORE_CTX *store_ctx, void *argument) {
-    const ccourier_tls_policy *policy = argument;
+/// `ccourier_tls_policy_accept_system_roots`. A NULL policy refuses every chain. A chain
+/// that verifies but matches no pin is reported to the connection's callback (when there
+/// is a connection) and accepted when the policy audits pins. Host name verification is
+/// libcurl's, after the handshake, for every policy.
+static int ccourier_verify_policy(X509_STORE_CTX *store_ctx, const ccourier_tls_policy *policy,
+                                  const ccourier_tls_connection *connection) {
     if (policy == NULL ||
         (policy->pin_count == 0 && policy->store == NULL && !policy->accepts_system_roots)) {
         X509_STORE_CTX_set_error(store_ctx, X509_V_ERR_APPLICATION_VERIFICATION);
@@ -133,12 +165,27 @@ static int ccourier_verify(X509_STORE_CTX *store_ctx, void *argument) {
     for (int index = 0; index < count; index++) {
         if (ccourier_matches_pin(policy, sk_X509_value(chain, index))) return 1;
     }
+    ccourier_report_mismatch(connection, store_ctx);
+    if (policy->audits_pins) return 1;
     X509_STORE_CTX_set_error(store_ctx, X509_V_ERR_APPLICATION_VERIFICATION);
     return 0;
 }
 
-int ccourier_tls_apply(void *ssl_ctx, const ccourier_tls_policy *policy) {
-    SSL_CTX *context = ssl_ctx;
+/// The verify hook of `ccourier_tls_apply`: its argument is the policy.
+static int ccourier_verify(X509_STORE_CTX *store_ctx, void *argument) {
+    return ccourier_verify_policy(store_ctx, argument, NULL);
+}
+
+/// The verify hook of `ccourier_tls_apply_to_connection`: its argument is the connection.
+static int ccourier_verify_connection(X509_STORE_CTX *store_ctx, void *argument) {
+    const ccourier_tls_connection *connection = argument;
+    return ccourier_verify_policy(store_ctx, connection->policy, connection);
+}
+
+/// Installs the client certificate and requires peer verification with `verify` (argument
+/// `argument`) as the chain check. Returns 1 on success, 0 when OpenSSL refused.
+static int ccourier_install(SSL_CTX *context, const ccourier_tls_policy *policy,
+                            int (*verify)(X509_STORE_CTX *, void *), void *argument) {
     // The SSL_CTX's certificate store is libcurl's and must stay so: libcurl fills and
     // caches it after this callback. Pinned roots are used in the verify hook instead.
     if (policy != NULL && policy->client_certificate != NULL && policy->client_key != NULL) {
@@ -151,8 +198,95 @@ int ccourier_tls_apply(void *ssl_ctx, const ccourier_tls_policy *policy) {
     // Abort the handshake itself on a refused chain (libcurl would otherwise finish it and
     // check the verify result afterwards; no request byte is sent either way).
     SSL_CTX_set_verify(context, SSL_VERIFY_PEER, SSL_CTX_get_verify_callback(context));
-    SSL_CTX_set_cert_verify_callback(context, ccourier_verify, (void *)policy);
+    SSL_CTX_set_cert_verify_callback(context, verify, argument);
     return 1;
+}
+
+int ccourier_tls_apply(void *ssl_ctx, const ccourier_tls_policy *policy) {
+    return ccourier_install(ssl_ctx, policy, ccourier_verify, (void *)policy);
+}
+
+// MARK: per-connection context
+
+static int ccourier_connection_index = -1;
+static pthread_once_t ccourier_connection_once = PTHREAD_ONCE_INIT;
+
+static void ccourier_connection_free(void *parent, void *pointer, CRYPTO_EX_DATA *data, int index, long argl,
+                                     void *argp) {
+    (void)parent, (void)data, (void)index, (void)argl, (void)argp;
+    ccourier_tls_connection *connection = pointer;
+    if (connection == NULL) return;
+    free(connection->host);
+    free(connection);
+}
+
+static void ccourier_connection_register(void) {
+    ccourier_connection_index =
+        SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, ccourier_connection_free);
+}
+
+int ccourier_tls_apply_to_connection(void *ssl_ctx, const ccourier_tls_policy *policy, const char *host,
+                                     long port, long policy_index, ccourier_pin_mismatch_callback callback,
+                                     void *context) {
+    pthread_once(&ccourier_connection_once, ccourier_connection_register);
+    if (ccourier_connection_index < 0) return 0;
+    ccourier_tls_connection *connection = calloc(1, sizeof(ccourier_tls_connection));
+    char *name = strdup(host);
+    if (connection == NULL || name == NULL) {
+        free(connection);
+        free(name);
+        return 0;
+    }
+    *connection = (ccourier_tls_connection){policy, name, port, policy_index, callback, context};
+    // The SSL_CTX is the connection's own (libcurl makes one per connection): it owns the
+    // context from here on and frees it when the connection ends.
+    if (!SSL_CTX_set_ex_data(ssl_ctx, ccourier_connection_index, connection)) {
+        ccourier_connection_free(NULL, connection, NULL, 0, 0, NULL);
+        ERR_clear_error();
+        return 0;
+    }
+    return ccourier_install(ssl_ctx, policy, ccourier_verify_connection, connection);
+}
+
+// MARK: connection partitions
+
+static char *ccourier_default_ciphers = NULL;
+static pthread_once_t ccourier_default_ciphers_once = PTHREAD_ONCE_INIT;
+
+/// Reads the TLS 1.2-and-below cipher list a new client SSL_CTX gets, by name, in order.
+static void ccourier_read_default_ciphers(void) {
+    SSL_CTX *context = SSL_CTX_new(TLS_client_method());
+    STACK_OF(SSL_CIPHER) *ciphers = context != NULL ? SSL_CTX_get_ciphers(context) : NULL;
+    size_t capacity = 1, length = 0;
+    int count = ciphers != NULL ? sk_SSL_CIPHER_num(ciphers) : 0;
+    for (int index = 0; index < count; index++) {
+        capacity += strlen(SSL_CIPHER_get_name(sk_SSL_CIPHER_value(ciphers, index))) + 1;
+    }
+    char *list = calloc(capacity, 1);
+    for (int index = 0; list != NULL && index < count; index++) {
+        const SSL_CIPHER *cipher = sk_SSL_CIPHER_value(ciphers, index);
+        // TLS 1.3 suites are configured apart (CURLOPT_TLS13_CIPHERS) and are not cipher-list names.
+        if (strcmp(SSL_CIPHER_get_version(cipher), "TLSv1.3") == 0) continue;
+        const char *name = SSL_CIPHER_get_name(cipher);
+        if (length > 0) list[length++] = ':';
+        memcpy(list + length, name, strlen(name));
+        length += strlen(name);
+    }
+    SSL_CTX_free(context);
+    ERR_clear_error();
+    if (list != NULL && length == 0) {
+        free(list);
+        list = NULL;
+    }
+    ccourier_default_ciphers = list;
+}
+
+int ccourier_tls_generation_cipher_list(uint64_t generation, char *buffer, size_t size) {
+    pthread_once(&ccourier_default_ciphers_once, ccourier_read_default_ciphers);
+    if (ccourier_default_ciphers == NULL) return 0;
+    int written = snprintf(buffer, size, "%s:!COURIER-TRUST-%llu", ccourier_default_ciphers,
+                           (unsigned long long)generation);
+    return written > 0 && (size_t)written < size;
 }
 
 // MARK: policies
@@ -182,6 +316,23 @@ int ccourier_tls_policy_add_pin(ccourier_tls_policy *policy, const uint8_t *dige
 
 void ccourier_tls_policy_accept_system_roots(ccourier_tls_policy *policy) {
     policy->accepts_system_roots = 1;
+}
+
+void ccourier_tls_policy_audit_pins(ccourier_tls_policy *policy) {
+    policy->audits_pins = 1;
+}
+
+int ccourier_tls_policy_client_not_after(const ccourier_tls_policy *policy, int64_t *seconds) {
+    if (policy->client_certificate == NULL) return 0;
+    const ASN1_TIME *not_after = X509_get0_notAfter(policy->client_certificate);
+    ASN1_TIME *epoch = ASN1_TIME_set(NULL, 0);
+    int days = 0, rest = 0;
+    int ok = epoch != NULL && not_after != NULL && ASN1_TIME_diff(&days, &rest, epoch, not_after) == 1;
+    ASN1_TIME_free(epoch);
+    ERR_clear_error();
+    if (!ok) return 0;
+    *seconds = (int64_t)days * 86400 + rest;
+    return 1;
 }
 
 int ccourier_tls_policy_set_ca_bundle(ccourier_tls_policy *policy, const char *path, char *error,

@@ -42,6 +42,16 @@ var apiBackupPin: SPKIPin { fatalError("documentation samples are compiled, neve
 var loginPin: SPKIPin { fatalError("documentation samples are compiled, never run") }
 var loginBackupPin: SPKIPin { fatalError("documentation samples are compiled, never run") }
 var partnerPin: SPKIPin { fatalError("documentation samples are compiled, never run") }
+/// The gateway's next backup key, pinned when the backup key becomes the current one.
+var apiNextBackupPin: SPKIPin { fatalError("documentation samples are compiled, never run") }
+
+/// A secured transport the samples replace the trust of.
+var transport: CurlTransport { fatalError("documentation samples are compiled, never run") }
+
+/// Loads the service's client certificate from where a certificate agent renews it.
+func loadServiceIdentity() async throws -> ClientCertificate {
+    fatalError("documentation samples are compiled, never run")
+}
 
 /// Secrets the app reads from its secret manager.
 var appSecret: String { fatalError("documentation samples are compiled, never run") }

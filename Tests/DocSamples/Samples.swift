@@ -880,6 +880,51 @@ func sample_RetriesRedirectsAndTimeouts_4() async throws {
 #sourceLocation()
 }
 
+// Documentation.docc/Articles/RotatingTrust.md, sample 1
+func sample_RotatingTrust_1() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/RotatingTrust.md", line: 16)
+    // The gateway now serves its backup key: promote that pin and pin the next backup.
+    try transport.replaceTrust(with: .secured(trust: [
+        try TrustPolicy(host: "api.example.com", pins: [apiBackupPin, apiNextBackupPin]),
+    ]))
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/RotatingTrust.md, sample 2
+func sample_RotatingTrust_2() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/RotatingTrust.md", line: 52)
+    let policy = try TrustPolicy(
+        host: "api.example.com",
+        pins: [apiPin, apiBackupPin],
+        renewalMargin: .seconds(6 * 3600)
+    ) {
+        try await loadServiceIdentity()
+    }
+    let transport = CurlTransport(configuration: .init(security: try .secured(trust: [policy])))
+    let session = Session(configuration: .init(baseURL: URL(string: "https://api.example.com")!), transport: transport)
+    _ = try await session.send(HTTPRequest(method: .get, path: "/status"))  // waits for the first certificate
+#sourceLocation()
+}
+
+// Documentation.docc/Articles/RotatingTrust.md, sample 3
+func sample_RotatingTrust_3() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/RotatingTrust.md", line: 80)
+    let security = try SecurityConfiguration.secured(
+        trust: [try TrustPolicy(host: "api.example.com", pins: [apiPin, apiBackupPin], pinMode: .audit)]
+    ) { report in
+        logger.warning(
+            "pin mismatch",
+            metadata: [
+                "host": "\(report.host):\(report.port)",
+                "chain": "\(report.chainPins.map(\.description))",
+                "mode": "\(report.mode)",
+            ]
+        )
+    }
+    try transport.replaceTrust(with: security)
+#sourceLocation()
+}
+
 // Documentation.docc/Articles/RunningAFleet.md, sample 1
 func sample_RunningAFleet_1() async throws {
 #sourceLocation(file: "Documentation.docc/Articles/RunningAFleet.md", line: 19)

@@ -47,6 +47,14 @@ int ccourier_tls_policy_add_pin(ccourier_tls_policy *policy, const uint8_t *dige
 /// the transfer's CA store (the system's, or libcurl's CURLOPT_CAINFO). Without this call
 /// such a policy refuses every chain, so an empty policy never trusts by accident.
 void ccourier_tls_policy_accept_system_roots(ccourier_tls_policy *policy);
+/// Makes a policy with pins report a verified chain that matches none of its pins and let
+/// the connection proceed, instead of refusing it (pin audit mode). The chain must still
+/// verify, against the policy's pinned roots or the transfer's CA store; host name
+/// verification is unaffected.
+void ccourier_tls_policy_audit_pins(ccourier_tls_policy *policy);
+/// The end of the client certificate's validity, in seconds since 1970, written to
+/// `seconds`. Returns 0 when the policy has no client certificate.
+int ccourier_tls_policy_client_not_after(const ccourier_tls_policy *policy, int64_t *seconds);
 /// Loads a PEM bundle as the only trusted roots of the policy. Returns 0 and writes a
 /// reason into `error` on failure (unreadable file, no certificate in it).
 int ccourier_tls_policy_set_ca_bundle(ccourier_tls_policy *policy, const char *path,
@@ -71,6 +79,35 @@ int ccourier_tls_policy_set_client_pkcs12(ccourier_tls_policy *policy, const cha
 /// chain only. With a NULL policy, or an empty one not marked system-roots, the hook
 /// refuses every chain (fail closed). Returns 1 on success, 0 when OpenSSL refused.
 int ccourier_tls_apply(void *ssl_ctx, const ccourier_tls_policy *_Nullable policy);
+
+/// Called in the handshake of a connection whose verified chain matches none of the
+/// policy's pins, with the connection's host and port, the policy's index (as given to
+/// `ccourier_tls_apply_to_connection`), the SPKI SHA-256 digests of the verified chain
+/// (leaf first, `count` digests of 32 bytes), and whether the policy audits pins (the
+/// connection then proceeds) or enforces them (it is refused).
+typedef void (*ccourier_pin_mismatch_callback)(void *_Nullable context, const char *host, long port,
+                                               long policy_index, const uint8_t *digests, size_t count,
+                                               int audited);
+
+/// `ccourier_tls_apply` for one connection to `host` and `port`: the same checks, and a
+/// chain that verifies but matches no pin is handed to `callback` (when given) before it is
+/// refused, or, for a policy that audits pins, accepted. The connection's details are kept
+/// with the SSL_CTX and freed with it; `policy` and `context` must outlive the SSL_CTX.
+/// Returns 1 on success, 0 when out of memory or when OpenSSL refused.
+int ccourier_tls_apply_to_connection(void *ssl_ctx, const ccourier_tls_policy *policy, const char *host,
+                                     long port, long policy_index,
+                                     ccourier_pin_mismatch_callback _Nullable callback, void *_Nullable context);
+
+// MARK: connection partitions
+
+/// The OpenSSL cipher list (TLS 1.2 and below) a new SSL_CTX gets by default, as
+/// configured for this process, followed by `:!COURIER-TRUST-<generation>`: a name OpenSSL
+/// does not know and ignores. Given as CURLOPT_SSL_CIPHER_LIST, it leaves the ciphers as
+/// they are and makes libcurl keep connections and TLS sessions of different trust
+/// generations apart (libcurl reuses a connection or a session only when the cipher lists
+/// match). Writes at most `size` bytes including the NUL; returns 0 when the text does not
+/// fit or when the default list is empty.
+int ccourier_tls_generation_cipher_list(uint64_t generation, char *buffer, size_t size);
 
 // MARK: pins from certificate files
 

@@ -13,11 +13,22 @@ internal import CCurlShim
 /// transports' loop threads, and OpenSSL's certificate stores are thread-safe.
 final class CompiledTrust: @unchecked Sendable {
     let policies: [TrustPolicy]
+    /// The client certificates the policies' closures gave, by policy index.
+    let providedCertificates: [Int: ClientCertificate]
+    /// When, in seconds since 1970, a transport should ask the policies' closures for client
+    /// certificates: `nil` when no policy has a closure, `-infinity` when one has not given a
+    /// certificate yet, otherwise the earliest end of a certificate less its margin.
+    let renewalDate: Double?
     private let exact: [String: [Int]]
     private let wildcards: [Int]
     private let handles: [OpaquePointer]
 
-    init(policies: [TrustPolicy]) throws {
+    /// Compiles `policies`, with the client certificates their closures gave.
+    ///
+    /// - Parameters:
+    ///   - policies: The trust policies.
+    ///   - providedCertificates: By policy index, the certificate a policy's closure gave.
+    init(policies: [TrustPolicy], providedCertificates: [Int: ClientCertificate] = [:]) throws {
         var exact: [String: [Int]] = [:]
         var wildcards: [Int] = []
         for (index, policy) in policies.enumerated() {
@@ -34,8 +45,8 @@ final class CompiledTrust: @unchecked Sendable {
         }
         var handles: [OpaquePointer] = []
         do {
-            for policy in policies {
-                handles.append(try Self.compile(policy))
+            for (index, policy) in policies.enumerated() {
+                handles.append(try Self.compile(policy, provided: providedCertificates[index]))
             }
         } catch {
             for handle in handles { ccourier_tls_policy_free(handle) }
@@ -45,7 +56,38 @@ final class CompiledTrust: @unchecked Sendable {
         self.exact = exact
         self.wildcards = wildcards
         self.handles = handles
+        self.providedCertificates = providedCertificates
+        self.renewalDate = Self.renewalDate(policies, handles: handles)
     }
+
+    /// The earliest moment a closure must be asked again (see ``renewalDate``).
+    private static func renewalDate(_ policies: [TrustPolicy], handles: [OpaquePointer]) -> Double? {
+        var earliest: Double?
+        for (index, policy) in policies.enumerated() {
+            guard let due = renewalDate(of: policy, handle: handles[index]) else { continue }
+            earliest = min(earliest ?? due, due)
+        }
+        return earliest
+    }
+
+    /// When a policy's closure must be asked for a client certificate (seconds since 1970):
+    /// `nil` for a policy without a closure, `-infinity` before its first certificate,
+    /// otherwise the certificate's `notAfter` less the policy's margin.
+    private static func renewalDate(of policy: TrustPolicy, handle: OpaquePointer) -> Double? {
+        guard let provider = policy.clientCertificateProvider else { return nil }
+        var notAfter: Int64 = 0
+        guard ccourier_tls_policy_client_not_after(handle, &notAfter) == 1 else { return -.infinity }
+        let (seconds, attoseconds) = provider.renewalMargin.components
+        return Double(notAfter) - Double(seconds) - Double(attoseconds) / 1e18
+    }
+
+    /// When the closure of the policy at `index` must be asked (see ``renewalDate``).
+    func renewalDate(ofPolicyAt index: Int) -> Double? {
+        Self.renewalDate(of: policies[index], handle: handles[index])
+    }
+
+    /// Whether a policy with a closure has not given a client certificate yet.
+    var lacksProvidedCertificates: Bool { renewalDate == -.infinity }
 
     deinit {
         for handle in handles { ccourier_tls_policy_free(handle) }
@@ -81,6 +123,9 @@ final class CompiledTrust: @unchecked Sendable {
         index(forHost: host, port: port).map { handles[$0] }
     }
 
+    /// The compiled policy at an index of ``policies``.
+    func handle(at index: Int) -> OpaquePointer { handles[index] }
+
     private static func duplicate(_ policy: TrustPolicy) -> CourierError {
         .invalidConfiguration(
             "two trust policies are for \(policy.authorityDescription); give each host pattern and port once",
@@ -88,7 +133,7 @@ final class CompiledTrust: @unchecked Sendable {
         )
     }
 
-    private static func compile(_ policy: TrustPolicy) throws -> OpaquePointer {
+    private static func compile(_ policy: TrustPolicy, provided: ClientCertificate?) throws -> OpaquePointer {
         guard let handle = ccourier_tls_policy_create() else {
             throw CourierError.invalidConfiguration("out of memory compiling the trust policy for \(policy.host)")
         }
@@ -113,7 +158,10 @@ final class CompiledTrust: @unchecked Sendable {
                 throw failure("the pinned CA bundle cannot be used")
             }
         }
-        if let identity = policy.clientCertificate {
+        if policy.pinMode == .audit {
+            ccourier_tls_policy_audit_pins(handle)
+        }
+        if let identity = provided ?? policy.clientCertificate {
             guard identity.load(into: handle, error: &error) else {
                 throw failure("the client certificate cannot be used")
             }

@@ -58,18 +58,34 @@ public struct SecurityConfiguration: Sendable, Hashable, CustomStringConvertible
 
     /// The compiled policies; `nil` for ``unpinned``.
     let compiled: CompiledTrust?
+    /// Who hears of a verified chain that matches none of its policy's pins.
+    let pinMismatchHandler: (@Sendable (PinMismatchReport) -> Void)?
 
     private init(
         isSecured: Bool,
         minimumTLSVersion: TLSVersion,
         detectsDebugger: Bool,
-        compiled: CompiledTrust?
+        compiled: CompiledTrust?,
+        pinMismatchHandler: (@Sendable (PinMismatchReport) -> Void)? = nil
     ) {
         self.isSecured = isSecured
         self.trustPolicies = compiled?.policies ?? []
         self.minimumTLSVersion = minimumTLSVersion
         self.detectsDebugger = detectsDebugger
         self.compiled = compiled
+        self.pinMismatchHandler = pinMismatchHandler
+    }
+
+    /// The same configuration with other compiled policies (the same policies with other
+    /// client certificates from their closures).
+    func replacingCompiled(_ compiled: CompiledTrust) -> SecurityConfiguration {
+        SecurityConfiguration(
+            isSecured: isSecured,
+            minimumTLSVersion: minimumTLSVersion,
+            detectsDebugger: detectsDebugger,
+            compiled: compiled,
+            pinMismatchHandler: pinMismatchHandler
+        )
     }
 
     /// A secured configuration: only the hosts of `trust`, over HTTPS, each checked against
@@ -103,6 +119,50 @@ public struct SecurityConfiguration: Sendable, Hashable, CustomStringConvertible
             minimumTLSVersion: minimumTLSVersion,
             detectsDebugger: detectsDebugger,
             compiled: try CompiledTrust(policies: trust)
+        )
+    }
+
+    /// A secured configuration that reports every TLS connection whose verified chain
+    /// matches none of its policy's pins.
+    ///
+    /// The same as ``secured(trust:minimumTLSVersion:detectsDebugger:)``, and `handler` is
+    /// called once per such connection with a ``PinMismatchReport`` — whether its policy's
+    /// ``TrustPolicy/pinMode`` let it go ahead (``TrustPolicy/PinMode/audit``) or refused it
+    /// (``TrustPolicy/PinMode/enforce``). The `courier.tls.pin.mismatches` counter (dimensions
+    /// `host` and `mode`) counts them with or without a handler.
+    ///
+    /// ```swift
+    /// let security = try SecurityConfiguration.secured(
+    ///     trust: [try TrustPolicy(host: "api.example.com", pins: [nextPin], pinMode: .audit)]
+    /// ) { report in
+    ///     print("\(report.host):\(report.port) would be refused; its chain: \(report.chainPins)")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - trust: One policy per host or wildcard; at least one.
+    ///   - minimumTLSVersion: The lowest TLS version accepted (1.2 by default).
+    ///   - detectsDebugger: Whether to refuse requests while a debugger is attached.
+    ///   - handler: Called with each report, off the transport's thread; it may take its time.
+    /// - Returns: The configuration.
+    /// - Throws: As ``secured(trust:minimumTLSVersion:detectsDebugger:)``.
+    public static func secured(
+        trust: [TrustPolicy],
+        minimumTLSVersion: TLSVersion = .v1_2,
+        detectsDebugger: Bool = false,
+        reportingPinMismatches handler: @escaping @Sendable (PinMismatchReport) -> Void
+    ) throws -> SecurityConfiguration {
+        let configuration = try secured(
+            trust: trust,
+            minimumTLSVersion: minimumTLSVersion,
+            detectsDebugger: detectsDebugger
+        )
+        return SecurityConfiguration(
+            isSecured: true,
+            minimumTLSVersion: minimumTLSVersion,
+            detectsDebugger: detectsDebugger,
+            compiled: configuration.compiled,
+            pinMismatchHandler: handler
         )
     }
 
@@ -145,7 +205,7 @@ public struct SecurityConfiguration: Sendable, Hashable, CustomStringConvertible
     }
 
     /// Configurations are equal when they are both unpinned, or secured with the same
-    /// policies, TLS minimum and debugger detection.
+    /// policies, TLS minimum and debugger detection (the pin mismatch handler is not compared).
     public static func == (lhs: SecurityConfiguration, rhs: SecurityConfiguration) -> Bool {
         if let left = lhs.compiled, let right = rhs.compiled, left === right {
             return lhs.minimumTLSVersion == rhs.minimumTLSVersion && lhs.detectsDebugger == rhs.detectsDebugger

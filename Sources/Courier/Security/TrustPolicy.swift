@@ -36,7 +36,12 @@
 /// ```
 ///
 /// Give a ``clientCertificate`` to authenticate with mutual TLS to these hosts; it is
-/// presented to these hosts only, never to another host a redirect leads to.
+/// presented to these hosts only, never to another host a redirect leads to. A certificate
+/// that is renewed while the process runs comes from a closure instead
+/// (``init(host:port:pins:pinnedCertificateAuthorities:pinMode:renewalMargin:clientCertificate:)``).
+///
+/// A new pin is rolled out in ``PinMode/audit`` mode first: a chain that matches none of the
+/// pins is reported, not refused (see the article Rotating trust).
 public struct TrustPolicy: Sendable, Hashable {
     /// The host pattern in normal form: `api.example.com`, `127.0.0.1`, or `*.example.com`
     /// (one label below `example.com`).
@@ -48,10 +53,23 @@ public struct TrustPolicy: Sendable, Hashable {
     public let pins: [SPKIPin]
     /// A PEM bundle of the only roots trusted for these hosts, or `nil` for the system's.
     public let pinnedCertificateAuthorities: String?
-    /// The certificate presented to these hosts for mutual TLS.
+    /// The certificate presented to these hosts for mutual TLS; `nil` when there is none, or
+    /// when it comes from a closure (``providesClientCertificate``).
     public let clientCertificate: ClientCertificate?
+    /// What a verified chain that matches none of the ``pins`` does: refused
+    /// (``PinMode/enforce``, the default) or reported and accepted (``PinMode/audit``).
+    public let pinMode: PinMode
 
     let pattern: HostPattern
+    /// Where the client certificate comes from when a closure gives it.
+    let clientCertificateProvider: ClientCertificateProvider?
+
+    /// Whether the policy presents a client certificate from a closure, asked again before
+    /// the certificate expires.
+    public var providesClientCertificate: Bool { clientCertificateProvider != nil }
+
+    /// Whether the policy presents a client certificate, given or from a closure.
+    var presentsClientCertificate: Bool { clientCertificate != nil || clientCertificateProvider != nil }
 
     /// Whether the policy pins the host's keys or roots: `false` only for a policy made with
     /// ``systemRoots(host:port:clientCertificate:)``, which trusts the system's CA store.
@@ -77,6 +95,62 @@ public struct TrustPolicy: Sendable, Hashable {
         pinnedCertificateAuthorities: String? = nil,
         clientCertificate: ClientCertificate? = nil
     ) throws {
+        try self.init(
+            host: host,
+            port: port,
+            pins: pins,
+            pinnedCertificateAuthorities: pinnedCertificateAuthorities,
+            clientCertificate: clientCertificate,
+            pinMode: .enforce
+        )
+    }
+
+    /// Creates a trust policy that pins its hosts, in the given pin mode.
+    ///
+    /// ```swift
+    /// // Roll out a new key: report chains that do not match it, refuse nothing yet.
+    /// let trial = try TrustPolicy(host: "api.example.com", pins: [nextPin], pinMode: .audit)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - host: A host name, an IP address, or `*.` followed by a domain of at least two
+    ///     labels. No scheme, port or path.
+    ///   - port: The one port the policy covers (1–65535), or `nil` for every port.
+    ///   - pins: The SPKI pins; several to allow a backup key.
+    ///   - pinnedCertificateAuthorities: The path of a PEM bundle of the only trusted roots.
+    ///   - clientCertificate: The client certificate for mutual TLS.
+    ///   - pinMode: Whether a chain that matches no pin is refused or only reported.
+    /// - Throws: ``CourierError/Kind/invalidConfiguration`` as for
+    ///   ``init(host:port:pins:pinnedCertificateAuthorities:clientCertificate:)``.
+    public init(
+        host: String,
+        port: Int? = nil,
+        pins: [SPKIPin] = [],
+        pinnedCertificateAuthorities: String? = nil,
+        clientCertificate: ClientCertificate? = nil,
+        pinMode: PinMode
+    ) throws {
+        try self.init(
+            pinning: host,
+            port: port,
+            pins: pins,
+            pinnedCertificateAuthorities: pinnedCertificateAuthorities,
+            clientCertificate: clientCertificate,
+            provider: nil,
+            pinMode: pinMode
+        )
+    }
+
+    /// The pinned policy every public initializer that pins makes.
+    init(
+        pinning host: String,
+        port: Int?,
+        pins: [SPKIPin],
+        pinnedCertificateAuthorities: String?,
+        clientCertificate: ClientCertificate?,
+        provider: ClientCertificateProvider?,
+        pinMode: PinMode
+    ) throws {
         let pattern = try Self.pattern(host, port: port)
         guard !pins.isEmpty || pinnedCertificateAuthorities != nil else {
             throw CourierError.invalidConfiguration(
@@ -93,7 +167,9 @@ public struct TrustPolicy: Sendable, Hashable {
             port: port,
             pins: unique,
             pinnedCertificateAuthorities: pinnedCertificateAuthorities,
-            clientCertificate: clientCertificate
+            clientCertificate: clientCertificate,
+            provider: provider,
+            pinMode: pinMode
         )
     }
 
@@ -135,7 +211,9 @@ public struct TrustPolicy: Sendable, Hashable {
             port: port,
             pins: [],
             pinnedCertificateAuthorities: nil,
-            clientCertificate: clientCertificate
+            clientCertificate: clientCertificate,
+            provider: nil,
+            pinMode: .enforce
         )
     }
 
@@ -144,7 +222,9 @@ public struct TrustPolicy: Sendable, Hashable {
         port: Int?,
         pins: [SPKIPin],
         pinnedCertificateAuthorities: String?,
-        clientCertificate: ClientCertificate?
+        clientCertificate: ClientCertificate?,
+        provider: ClientCertificateProvider?,
+        pinMode: PinMode
     ) {
         self.pattern = pattern
         self.host = pattern.text
@@ -152,6 +232,8 @@ public struct TrustPolicy: Sendable, Hashable {
         self.pins = pins
         self.pinnedCertificateAuthorities = pinnedCertificateAuthorities
         self.clientCertificate = clientCertificate
+        self.clientCertificateProvider = provider
+        self.pinMode = pinMode
     }
 
     /// The host pattern, after checking the port.

@@ -17,21 +17,26 @@ extension Session.Configuration {
         security: SecurityConfiguration?
     ) -> (@Sendable (HTTPRequest, MiddlewareContext) -> CachePartition?)? {
         let jar = cookieJar
-        let presentsCertificates = security?.trustPolicies.contains { $0.clientCertificate != nil } ?? false
+        let presentsCertificates = security?.trustPolicies.contains(where: \.presentsClientCertificate) ?? false
         guard jar != nil || presentsCertificates else { return nil }
         let certificates = presentsCertificates ? security : nil
         return { request, _ in
             var credentials: [String] = []
             if let cookies = jar?.headerValue(for: request) { credentials.append("cookie\u{0}" + cookies) }
             if let certificates, let authority = request.authority.flatMap({ try? Authority($0) }),
-                let certificate = certificates.trustPolicy(
+                let policy = certificates.trustPolicy(
                     forHost: authority.host,
                     port: authority.port ?? (request.scheme == "http" ? 80 : 443)
-                )?.clientCertificate
-            {
-                credentials.append(
-                    "certificate\u{0}" + certificate.certificateFile + "\u{0}" + certificate.privateKeyFile
                 )
+            {
+                if let certificate = policy.clientCertificate {
+                    credentials.append(
+                        "certificate\u{0}" + certificate.certificateFile + "\u{0}" + certificate.privateKeyFile
+                    )
+                } else if let provider = policy.clientCertificateProvider {
+                    // One identity across renewals: the closure that gives its certificates.
+                    credentials.append("certificate-provider\u{0}\(ObjectIdentifier(provider).hashValue)")
+                }
             }
             guard !credentials.isEmpty else { return nil }
             return CacheMiddleware.partition(of: request, with: credentials)

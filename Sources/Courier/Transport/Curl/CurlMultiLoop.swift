@@ -1,4 +1,5 @@
 internal import CCurlShim
+import CoreMetrics
 import Foundation
 import Synchronization
 
@@ -48,6 +49,9 @@ final class CurlMultiLoop: @unchecked Sendable {
     private let queuedCount = Atomic<Int>(0)
     private let handleCount = Atomic<Int>(0)
     let configuration: CurlTransport.Configuration
+    /// The trust of a secured transport, as it changes while the loop runs; `nil` for an
+    /// unpinned one. Held by the loop so that it outlives every connection.
+    let trust: TransportTrust?
 
     /// The loop thread's id, set once the thread runs.
     private let threadID = Atomic<UInt>(0)
@@ -74,6 +78,12 @@ final class CurlMultiLoop: @unchecked Sendable {
     init(configuration: CurlTransport.Configuration) {
         CurlMultiLoop.globalInit
         self.configuration = configuration
+        self.trust =
+            configuration.security.isSecured
+            ? TransportTrust(
+                security: configuration.security,
+                metricsFactory: configuration.metricsFactory ?? MetricsSystem.factory
+            ) : nil
         guard let multi = curl_multi_init() else {
             preconditionFailure("curl_multi_init failed: out of memory")
         }

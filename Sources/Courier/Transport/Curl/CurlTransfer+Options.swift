@@ -11,6 +11,8 @@ extension CurlTransfer {
         var isHTTPS: Bool
         var reportsProgress: Bool
         var sendsTrailers: Bool
+        /// The number of the transfer's ``TrustGeneration``: its TLS options differ per generation.
+        var trustGeneration: UInt64
     }
 
     var profile: Profile {
@@ -19,7 +21,8 @@ extension CurlTransfer {
             hasBody: body != nil,
             isHTTPS: isHTTPS,
             reportsProgress: options.reportsProgress && control.observesProgress,
-            sendsTrailers: body?.hasTrailers ?? false
+            sendsTrailers: body?.hasTrailers ?? false,
+            trustGeneration: trustGeneration?.number ?? 0
         )
     }
 

@@ -15,8 +15,13 @@ extension CurlTransfer {
     /// calls it for each new TLS connection, with the connection's host in
     /// `CURLINFO_EFFECTIVE_URL`, and the hook applies that host's policy. Only HTTPS may
     /// be used, for the request and for redirects.
+    ///
+    /// The policies are those of the transfer's ``TrustGeneration``, and so is the cipher
+    /// list: a tag that keeps its connections and TLS sessions apart from those of every
+    /// other generation, since libcurl compares cipher lists before it reuses either.
     func configureTLS(_ easy: UnsafeMutableRawPointer, transport: CurlTransport.Configuration) throws {
-        let security = transport.security
+        let generation = trustGeneration ?? loop.trust?.current
+        let security = generation?.security ?? transport.security
         guard security.isSecured || isHTTPS || transport.proxy != .none else { return }
         let version = security.minimumTLSVersion == .v1_3 ? CURL_SSLVERSION_TLSv1_3 : CURL_SSLVERSION_TLSv1_2
         try set(easy, CURLOPT_SSLVERSION, Int(version))
@@ -24,14 +29,18 @@ extension CurlTransfer {
             try set(easy, CURLOPT_CAINFO, bundle)
             try set(easy, CURLOPT_CAPATH, nil)
         }
-        guard security.isSecured, let compiled = security.compiled else { return }
+        guard security.isSecured, let generation else { return }
         try TLSBackend.check()
         try set(easy, CURLOPT_SSL_VERIFYPEER, 1)
         try set(easy, CURLOPT_SSL_VERIFYHOST, 2)
         try set(easy, CURLOPT_PROTOCOLS_STR, "https")
         try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, "https")
+        // Set on every transfer: easy handles are reused, and an older generation's transfer
+        // may start on a handle a newer one used.
+        try set(easy, CURLOPT_SSL_CIPHER_LIST, generation.cipherList)
         try check(ccurl_easy_setopt_ssl_ctx_function(easy, CurlTLSHook.sslContext), "the TLS trust hook")
-        try set(easy, CURLOPT_SSL_CTX_DATA, pointer: Unmanaged.passUnretained(compiled).toOpaque())
+        // Unretained: the transport's trust keeps every generation until its loop ends.
+        try set(easy, CURLOPT_SSL_CTX_DATA, pointer: Unmanaged.passUnretained(generation).toOpaque())
     }
 
     /// The ``CourierError`` for a transfer that the TLS hook refused, or `nil` for any
@@ -41,7 +50,8 @@ extension CurlTransfer {
     /// reports as `CURLE_PEER_FAILED_VERIFICATION` with that verify result. The host is the
     /// one of the connection that failed (after a redirect, the redirect's).
     func securityFailure(_ code: CURLcode) -> CourierError? {
-        guard code == CURLE_PEER_FAILED_VERIFICATION, let easy, let compiled = loop.configuration.security.compiled
+        guard code == CURLE_PEER_FAILED_VERIFICATION, let easy,
+            let compiled = (trustGeneration ?? loop.trust?.current)?.compiled
         else {
             return nil
         }
@@ -71,11 +81,12 @@ extension CurlTransfer {
 /// libcurl calls it on the loop thread, while it sets up a new TLS connection.
 enum CurlTLSHook {
     /// Applies the policy of the connection's host to the `SSL_CTX`: pinned roots, client
-    /// certificate, and the verify hook that matches pins against the verified chain. A host
-    /// without a policy gets a hook that refuses every chain.
+    /// certificate, and the verify hook that matches pins against the verified chain and
+    /// reports a chain that matches none (``pinMismatch``). A host without a policy gets a
+    /// hook that refuses every chain. The user data is the transfer's ``TrustGeneration``.
     static let sslContext: ccurl_ssl_ctx_callback = { easy, sslContext, userData in
         guard let easy, let sslContext, let userData else { return CURLE_SSL_CERTPROBLEM }
-        let compiled = Unmanaged<CompiledTrust>.fromOpaque(userData).takeUnretainedValue()
+        let generation = Unmanaged<TrustGeneration>.fromOpaque(userData).takeUnretainedValue()
         var url: UnsafePointer<CChar>?
         guard ccurl_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK, let url,
             let connection = Authority.of(url: String(cString: url))
@@ -83,7 +94,31 @@ enum CurlTLSHook {
             return ccourier_tls_apply(sslContext, nil) == 1 ? CURLE_OK : CURLE_SSL_CERTPROBLEM
         }
         let port = connection.authority.port(defaultFor: connection.scheme)
-        let policy = compiled.handle(forHost: connection.authority.host, port: port)
-        return ccourier_tls_apply(sslContext, policy) == 1 ? CURLE_OK : CURLE_SSL_CERTPROBLEM
+        guard let index = generation.compiled.index(forHost: connection.authority.host, port: port) else {
+            return ccourier_tls_apply(sslContext, nil) == 1 ? CURLE_OK : CURLE_SSL_CERTPROBLEM
+        }
+        let applied = ccourier_tls_apply_to_connection(
+            sslContext,
+            generation.compiled.handle(at: index),
+            connection.authority.host,
+            port ?? -1,
+            index,
+            pinMismatch,
+            userData
+        )
+        return applied == 1 ? CURLE_OK : CURLE_SSL_CERTPROBLEM
+    }
+
+    /// Called in a handshake whose verified chain matched none of the policy's pins; the
+    /// context is the transfer's ``TrustGeneration``.
+    static let pinMismatch: ccourier_pin_mismatch_callback = { context, host, port, index, digests, count, _ in
+        guard let context else { return }
+        let generation = Unmanaged<TrustGeneration>.fromOpaque(context).takeUnretainedValue()
+        generation.reportMismatch(
+            host: String(cString: host),
+            port: port,
+            policyIndex: index,
+            chain: UnsafeBufferPointer(start: digests, count: count * 32)
+        )
     }
 }

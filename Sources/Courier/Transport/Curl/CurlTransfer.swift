@@ -99,6 +99,8 @@ final class CurlTransfer: @unchecked Sendable {
     var streamRefused = false
     /// Whether the transfer already went again after a refused stream.
     var retriedRefusedStream = false
+    /// The trust set the transfer runs under, on a secured transport (``TransportTrust``).
+    var trustGeneration: TrustGeneration?
 
     init(
         request: HTTPRequest,

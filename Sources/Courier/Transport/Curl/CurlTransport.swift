@@ -1,4 +1,5 @@
 internal import CCurlShim
+public import CoreMetrics
 public import HTTPTypes
 
 /// The default ``Transport``: libcurl's multi interface, driven by one dedicated thread.
@@ -54,6 +55,9 @@ public final class CurlTransport: Transport {
         /// TLS minimum is the configuration's. Plain HTTP is refused. ``SecurityConfiguration/unpinned`` (the default) checks
         /// certificates against ``trustedCertificateBundlePath`` or the system's store only.
         public var security: SecurityConfiguration
+        /// Where the transport's own metrics go — `courier.tls.pin.mismatches` — or `nil` for
+        /// the factory the application bootstrapped with `MetricsSystem.bootstrap`.
+        public var metricsFactory: (any MetricsFactory)? = nil
 
         /// Creates a configuration.
         ///
@@ -97,8 +101,9 @@ public final class CurlTransport: Transport {
     /// The configuration.
     public let configuration: Configuration
 
-    /// The trust every connection is checked against: ``Configuration/security``.
-    public var security: SecurityConfiguration { configuration.security }
+    /// The trust new connections are checked against: ``Configuration/security``, or what
+    /// ``replaceTrust(with:)`` last put in its place.
+    public var security: SecurityConfiguration { loop.trust?.current.security ?? configuration.security }
     let loop: CurlMultiLoop
 
     /// Creates a transport and starts its thread.
@@ -156,6 +161,10 @@ public final class CurlTransport: Transport {
         control: TransferControl
     ) async throws -> Response {
         let transfer = try CurlTransfer(request: request, body: body, options: options, control: control, loop: loop)
+        if let trust = loop.trust {
+            // The request keeps the trust it entered under, to its end.
+            transfer.trustGeneration = try await trust.ready(trust.current)
+        }
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 transfer.continuation = continuation

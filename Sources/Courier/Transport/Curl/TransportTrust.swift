@@ -1,0 +1,175 @@
+import CoreMetrics
+import Foundation
+
+/// The trust set of a secured ``CurlTransport`` as it changes while the transport runs: the
+/// current ``TrustGeneration``, every earlier one, and the renewal of client certificates
+/// that closures give.
+///
+/// A request takes the current generation when it enters the transport and keeps it to its
+/// end, retries on a fresh connection included. Earlier generations stay alive until the
+/// transport's loop ends: connections made under them may still be open, and OpenSSL holds
+/// pointers into their compiled policies. Each holds a few certificates and pins, and a
+/// generation is made only by ``CurlTransport/replaceTrust(with:)`` or a certificate renewal.
+final class TransportTrust: Sendable {
+    private struct State {
+        var current: TrustGeneration
+        /// Every generation, the current one included, oldest first.
+        var generations: [TrustGeneration]
+        /// The renewal of client certificates under way, if any.
+        var renewal: Task<TrustGeneration, any Error>?
+        /// No background renewal starts before this moment (seconds since 1970), after a
+        /// failed one or one whose certificate is already within its margin.
+        var quietUntil: Double = 0
+    }
+
+    /// How long a transport waits before asking a closure again after a renewal that failed
+    /// or gave a certificate already within its margin.
+    static let renewalPause: Double = 10
+
+    private let state: LockedBox<State>
+    private let metricsFactory: any MetricsFactory
+
+    /// Creates the trust of a transport whose configuration is `security`, a secured one.
+    init(security: SecurityConfiguration, metricsFactory: any MetricsFactory) {
+        self.metricsFactory = metricsFactory
+        // Generation 0 sets no cipher-list tag, so it cannot fail.
+        let first = try! TrustGeneration(number: 0, security: security, metricsFactory: metricsFactory)
+        state = LockedBox(State(current: first, generations: [first]))
+    }
+
+    /// The generation new requests take.
+    var current: TrustGeneration { state.withLock { $0.current } }
+
+    /// How many generations the transport has had.
+    var generationCount: Int { state.withLock { $0.generations.count } }
+
+    /// Makes `security` the trust set of new requests.
+    ///
+    /// - Throws: ``CourierError/Kind/invalidConfiguration`` when `security` is weaker in kind
+    ///   than the current set or trusts other hosts (``check(_:replacing:)``).
+    func replace(with security: SecurityConfiguration) throws {
+        try state.withLock { state in
+            try Self.check(security, replacing: state.current.security)
+            let next = try TrustGeneration(
+                number: UInt64(state.generations.count),
+                security: security,
+                metricsFactory: metricsFactory
+            )
+            state.current = next
+            state.generations.append(next)
+            // A renewal under way belongs to the set just replaced: its result is dropped.
+            state.quietUntil = 0
+        }
+    }
+
+    /// Throws unless `next` may replace `current`: it is secured, its TLS minimum is not
+    /// lower, its debugger detection is the same, and it trusts the same host patterns and
+    /// ports (sessions check a request's host before it reaches the transport).
+    static func check(_ next: SecurityConfiguration, replacing current: SecurityConfiguration) throws {
+        guard next.isSecured, next.compiled != nil else {
+            throw CourierError.invalidConfiguration(
+                "a secured transport's trust can be replaced only by another secured configuration; "
+                    + "the trust was left as it was"
+            )
+        }
+        if current.minimumTLSVersion == .v1_3, next.minimumTLSVersion != .v1_3 {
+            throw CourierError.invalidConfiguration(
+                "the replacement trust lowers the TLS minimum from 1.3 to 1.2; the trust was left as it was"
+            )
+        }
+        guard next.detectsDebugger == current.detectsDebugger else {
+            throw CourierError.invalidConfiguration(
+                "the replacement trust changes debugger detection, which sessions check before the transport; "
+                    + "make a new transport for that. The trust was left as it was"
+            )
+        }
+        func authorities(_ security: SecurityConfiguration) -> Set<String> {
+            Set(security.trustPolicies.map(\.authorityDescription))
+        }
+        let before = authorities(current)
+        let after = authorities(next)
+        guard before == after else {
+            let added = after.subtracting(before).sorted()
+            let removed = before.subtracting(after).sorted()
+            throw CourierError.invalidConfiguration(
+                "the replacement trust must cover the same hosts and ports (sessions check a request's host before "
+                    + "the transport does); added: \(added), removed: \(removed). Make a new transport to change "
+                    + "which hosts are trusted. The trust was left as it was"
+            )
+        }
+    }
+
+    /// The generation a new request takes, once its client certificates from closures are
+    /// loaded: when one has not been loaded yet, waits for it; when one nears its end,
+    /// starts its renewal in the background and returns `generation` at once.
+    ///
+    /// - Parameter generation: The current generation, as the request read it.
+    /// - Throws: ``CourierError/Kind/invalidConfiguration`` when a closure failed to give a
+    ///   first certificate, or gave one that cannot be used.
+    func ready(_ generation: TrustGeneration) async throws -> TrustGeneration {
+        guard let due = generation.compiled.renewalDate else { return generation }
+        let now = Date().timeIntervalSince1970
+        guard now >= due else { return generation }
+        let waits = generation.compiled.lacksProvidedCertificates
+        let task: Task<TrustGeneration, any Error>? = state.withLock { state in
+            if let running = state.renewal { return running }
+            guard state.current === generation, waits || now >= state.quietUntil else { return nil }
+            let task = Task { try await self.renew(generation) }
+            state.renewal = task
+            return task
+        }
+        guard waits else { return generation }
+        guard let task else { return current }
+        return try await task.value
+    }
+
+    /// Asks the closures whose certificates are missing or due, compiles the policies with
+    /// the new certificates, and makes that the current generation — unless the trust was
+    /// replaced meanwhile.
+    private func renew(_ generation: TrustGeneration) async throws -> TrustGeneration {
+        let compiled = generation.compiled
+        do {
+            var certificates = compiled.providedCertificates
+            let now = Date().timeIntervalSince1970
+            for (index, policy) in compiled.policies.enumerated() {
+                guard let provider = policy.clientCertificateProvider,
+                    compiled.renewalDate(ofPolicyAt: index).map({ now >= $0 }) ?? false
+                else { continue }
+                do {
+                    certificates[index] = try await provider.load()
+                } catch {
+                    throw CourierError(
+                        kind: .invalidConfiguration,
+                        message: "the client certificate closure for \(policy.authorityDescription) failed",
+                        host: policy.host,
+                        underlying: error
+                    )
+                }
+            }
+            let next = try CompiledTrust(policies: compiled.policies, providedCertificates: certificates)
+            return try state.withLock { state in
+                state.renewal = nil
+                // A renewal that gave a certificate already within its margin is not asked for
+                // again at once; a first load is followed by its renewal at once.
+                if !compiled.lacksProvidedCertificates, let due = next.renewalDate, due <= now {
+                    state.quietUntil = now + Self.renewalPause
+                }
+                guard state.current === generation else { return state.current }
+                let renewed = try TrustGeneration(
+                    number: UInt64(state.generations.count),
+                    security: generation.security.replacingCompiled(next),
+                    metricsFactory: metricsFactory
+                )
+                state.current = renewed
+                state.generations.append(renewed)
+                return renewed
+            }
+        } catch {
+            state.withLock { state in
+                state.renewal = nil
+                state.quietUntil = Date().timeIntervalSince1970 + Self.renewalPause
+            }
+            throw error
+        }
+    }
+}
