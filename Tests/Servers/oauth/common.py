@@ -6,6 +6,8 @@ import ipaddress
 import sys
 import traceback
 
+from urllib.parse import quote
+
 from flask import Flask, jsonify, request
 from werkzeug.exceptions import HTTPException
 
@@ -15,6 +17,24 @@ def is_loopback(addr: str | None) -> bool:
         return ipaddress.ip_address(addr or "").is_loopback
     except ValueError:
         return False
+
+
+def request_target_path() -> str:
+    """The request's path as it came on the request line (percent-encoding kept), without
+    the query: what a DPoP proof's ``htu`` names.  werkzeug's ``request.path`` is decoded."""
+    raw = request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI")
+    if raw:
+        path = raw.split("?", 1)[0].split("#", 1)[0]
+        if path.startswith("/"):
+            return path
+    return quote(request.path, safe="/:@!$&'()*+,;=-._~")
+
+
+def public_origin() -> str:
+    """The origin the client used: a TLS front (nginx) sets X-Forwarded-Proto and keeps
+    the Host header, so behind it this is ``https://127.0.0.1:<front port>``."""
+    proto = request.headers.get("X-Forwarded-Proto") or request.scheme
+    return f"{proto}://{request.host}"
 
 
 def install_json_errors(app: Flask) -> None:
