@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.util
 import json
 import logging
 import threading
@@ -45,6 +46,11 @@ PROFILES = {
 }
 
 logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
+
+# The independent DPoP verifier is imported on first use (it pulls in cryptography, which
+# would slow every start), but a missing package must stop the start like any other.
+if importlib.util.find_spec("pydpop") is None:
+    raise ImportError("No module named 'pydpop'")
 
 # /api/user/download: byte i of a body is i % 251 (a prime, so no power-of-two chunking lines up
 # with the pattern); clients compute the same bytes to check what they received.
