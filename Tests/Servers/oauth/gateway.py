@@ -503,7 +503,8 @@ def create_app(as_url: str, gateway_url: str) -> Flask:
             event_log.setdefault(key, []).append(entry)
         token, err = authorize(["device", "read"])
         if err is None and token.get("exp") is not None and float(token["exp"]) <= time.time():
-            err = _challenge(InvalidTokenError("The access token expired.", realm=REALM), ["device", "read"])
+            err = _challenge(InvalidTokenError("The access token expired.", realm=REALM), ["device", "read"],
+                             "DPoP" if scheme.lower() == "dpop" else "Bearer")
         if err:
             entry["status"] = err.status_code
             return err

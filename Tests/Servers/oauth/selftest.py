@@ -265,6 +265,23 @@ def dpop_vectors():
     except ImportError:
         check("pydpop installed (pip install -r requirements.txt)", False)
         return
+    import gateway
+
+    independent = gateway.IndependentVerifier()
+    mine = dpop.verify_proof(RFC9449_RESOURCE_PROOF, method="GET", url=resource_url,
+                             access_token=RFC9449_ACCESS_TOKEN, now=1562262618)
+    check("independent verifier agrees on the RFC 9449 7.1 example", independent.check(
+        RFC9449_RESOURCE_PROOF, "GET", resource_url, RFC9449_ACCESS_TOKEN, mine, RFC9449_JKT, 1562262618, None) is None)
+    verdict = independent.check(RFC9449_RESOURCE_PROOF, "POST", resource_url, RFC9449_ACCESS_TOKEN, mine, RFC9449_JKT,
+                                1562262618, None)
+    check("independent verifier: a disagreement gives its reason", verdict == "htm mismatch", verdict)
+    verdict = independent.check(RFC9449_RESOURCE_PROOF, "GET", resource_url, RFC9449_ACCESS_TOKEN, mine, RFC9449_JKT,
+                                1562262618, None)
+    check("independent verifier: its own replay store", verdict == "replayed jti", verdict)
+    verdict = gateway.IndependentVerifier().check(RFC9449_RESOURCE_PROOF, "GET", resource_url, RFC9449_ACCESS_TOKEN,
+                                                  mine, "other-jkt", 1562262618, None)
+    check("independent verifier: its thumbprint is compared with cnf.jkt", verdict is not None and "cnf.jkt" in verdict,
+          verdict)
     r = pydpop.verify_proof(proof=RFC9449_TOKEN_PROOF, htm="POST", htu=token_url, now=1562262616)
     check("pydpop agrees on the RFC 9449 4.1 example", r["jwk_thumbprint"] == RFC9449_JKT, r)
     r = pydpop.verify_proof(proof=RFC9449_RESOURCE_PROOF, htm="GET", htu=resource_url,
