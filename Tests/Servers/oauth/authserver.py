@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 from flask import Flask, Response, g, has_request_context, jsonify, request
 
 import dpop
-from common import install_json_errors, is_loopback, public_origin, request_target_path
+from common import client_certificate_thumbprint, install_json_errors, is_loopback, public_origin, request_target_path
 
 from authlib.common.security import generate_token
 from authlib.integrations.flask_oauth2 import AuthorizationServer
@@ -334,6 +334,8 @@ class TokenRecord:
     code: str | None = None  # authorization code it came from, if any
     #: RFC 9449: the thumbprint of the DPoP key both tokens are bound to, or None (Bearer)
     jkt: str | None = None
+    #: RFC 8705: x5t#S256 of the client certificate the access token is bound to, or None
+    x5t: str | None = None
 
 
 class TokenView(TokenMixin):
@@ -954,9 +956,15 @@ class IntrospectionEndpoint(_IntrospectionEndpoint):
             payload["aud"] = rec.aud[0] if len(rec.aud) == 1 else list(rec.aud)
         if rec.act:
             payload["act"] = rec.act
+        cnf = {}
         if rec.jkt:
             # RFC 9449 section 6.2: the confirmation of the key the token is bound to
-            payload["cnf"] = {"jkt": rec.jkt}
+            cnf["jkt"] = rec.jkt
+        if rec.x5t and token.kind == "access_token":
+            # RFC 8705 section 3.2: the certificate the access token is bound to
+            cnf["x5t#S256"] = rec.x5t
+        if cnf:
+            payload["cnf"] = cnf
         return payload
 
 
@@ -1011,6 +1019,7 @@ def create_app(store: Store, issuer: str, gateway_url: str | None = None) -> Fla
             act=ex["act"] if ex else None,
             code=(req.authorization_code.code if req.authorization_code else None),
             jkt=request_dpop_key(),
+            x5t=client_certificate_thumbprint(),
         )
         store.add_token(rec)
         req.issued_record = rec

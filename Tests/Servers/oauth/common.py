@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import ipaddress
 import sys
 import traceback
 
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from flask import Flask, jsonify, request
 from werkzeug.exceptions import HTTPException
@@ -35,6 +37,29 @@ def public_origin() -> str:
     the Host header, so behind it this is ``https://127.0.0.1:<front port>``."""
     proto = request.headers.get("X-Forwarded-Proto") or request.scheme
     return f"{proto}://{request.host}"
+
+
+#: the header in which a TLS front (nginx: ``proxy_set_header X-Client-Cert
+#: $ssl_client_escaped_cert;``) forwards the client certificate it verified, URL-escaped PEM
+CLIENT_CERT_HEADER = "X-Client-Cert"
+
+
+def client_certificate_thumbprint() -> str | None:
+    """RFC 8705 section 3.1: ``x5t#S256`` of the client certificate of the request's TLS
+    connection (base64url SHA-256 of its DER), as the TLS front forwards it; None without
+    one.  A header that is not a PEM certificate counts as none."""
+    raw = request.headers.get(CLIENT_CERT_HEADER)
+    if not raw:
+        return None
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    try:
+        cert = x509.load_pem_x509_certificate(unquote(raw).encode("ascii"))
+    except ValueError:
+        return None
+    digest = hashlib.sha256(cert.public_bytes(Encoding.DER)).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
 def install_json_errors(app: Flask) -> None:

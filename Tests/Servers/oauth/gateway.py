@@ -25,7 +25,7 @@ import urllib3
 from flask import Flask, Response, g, jsonify, request
 
 import dpop
-from common import install_json_errors, is_loopback, public_origin, request_target_path
+from common import client_certificate_thumbprint, install_json_errors, is_loopback, public_origin, request_target_path
 
 from authlib.integrations.flask_oauth2 import ResourceProtector
 from authlib.integrations.flask_oauth2.requests import FlaskJsonRequest
@@ -137,7 +137,13 @@ class GatewayIntrospectValidator(IntrospectTokenValidator):
         self.check_audience_scope_user(token, scopes, request, require_user)
 
     def check_audience_scope_user(self, token, scopes, request, require_user):
-        """The checks after the token's type: audience, scope (authlib) and a user."""
+        """The checks after the token's type: a certificate binding, audience, scope
+        (authlib) and a user."""
+        cnf = token.get("cnf")
+        bound_certificate = cnf.get("x5t#S256") if isinstance(cnf, dict) else None
+        if bound_certificate and bound_certificate != client_certificate_thumbprint():
+            # RFC 8705 section 3: presented over a connection without that certificate
+            raise InvalidTokenError("The token is bound to another client certificate.", realm=self.realm)
         aud = token.get("aud")
         if aud:
             auds = aud if isinstance(aud, list) else [aud]

@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = os.path.join(HERE, "server.py")
@@ -991,6 +991,50 @@ def main():
         check("gateway reset turns DPoP off", g["nonce"] is False and g["proofs_accepted"] == 0 and g["distinct_jti"] == 0, g)
         r = http("POST", TOKEN, form=cc, basic=DEVICE)
         check("after reset: Bearer without a proof", r.status == 200 and r.json["token_type"] == "Bearer", r)
+
+        # ------------------------------------- certificate-bound tokens (RFC 8705)
+        # The TLS front forwards the client certificate it verified as URL-escaped PEM in
+        # X-Client-Cert (nginx: $ssl_client_escaped_cert); these requests play the front.
+        def client_cert():
+            import datetime
+
+            from cryptography import x509
+            from cryptography.hazmat.primitives import hashes, serialization
+            from cryptography.hazmat.primitives.asymmetric import ec
+            from cryptography.x509.oid import NameOID
+
+            k = ec.generate_private_key(ec.SECP256R1())
+            name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "courier-selftest-client")])
+            now = datetime.datetime.now(datetime.timezone.utc)
+            cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(k.public_key())
+                    .serial_number(x509.random_serial_number()).not_valid_before(now)
+                    .not_valid_after(now + datetime.timedelta(days=1)).sign(k, hashes.SHA256()))
+            pem = cert.public_bytes(serialization.Encoding.PEM).decode()
+            x5t = b64url(hashlib.sha256(cert.public_bytes(serialization.Encoding.DER)).digest())
+            return quote(pem, safe=""), x5t
+
+        cert, cert_x5t = client_cert()
+        other_cert, _ = client_cert()
+        r = http("POST", TOKEN, form={"grant_type": "client_credentials"}, basic=DEVICE, headers={"X-Client-Cert": cert})
+        check("mTLS: token_type stays Bearer", r.status == 200 and r.json["token_type"] == "Bearer", r)
+        mtls_at = r.json["access_token"]
+        check("mTLS: introspection has cnf.x5t#S256", introspect(mtls_at).json.get("cnf") == {"x5t#S256": cert_x5t})
+        r = http("GET", INFO, bearer=mtls_at, headers={"X-Client-Cert": cert})
+        check("mTLS: gateway with the same certificate -> 200", r.status == 200, r)
+        r = http("GET", INFO, bearer=mtls_at, headers={"X-Client-Cert": other_cert})
+        check("mTLS: gateway with another certificate -> 401 invalid_token", r.status == 401
+              and r.json["error"] == "invalid_token" and r.headers.get("www-authenticate", "").startswith("Bearer "), r)
+        r = http("GET", INFO, bearer=mtls_at)
+        check("mTLS: gateway without a certificate -> 401 invalid_token", r.status == 401, r)
+        r = http("GET", INFO, bearer=plain_at, headers={"X-Client-Cert": cert})
+        check("mTLS: an unbound token with a certificate -> 200", r.status == 200, r)
+        r = http("POST", TOKEN, form=cc, basic=DEVICE, headers={"X-Client-Cert": cert, "DPoP": key.proof("POST", TOKEN)})
+        both = r.json["access_token"]
+        check("mTLS + DPoP: cnf has both", introspect(both).json.get("cnf") == {"jkt": key.jkt, "x5t#S256": cert_x5t})
+        r = dget(INFO, both, key.proof("GET", INFO, token=both), extra={"X-Client-Cert": cert})
+        check("mTLS + DPoP: gateway 200", r.status == 200, r)
+        r = dget(INFO, both, key.proof("GET", INFO, token=both))
+        check("mTLS + DPoP: no certificate -> 401", r.status == 401 and r.json["error"] == "invalid_token", r)
 
         # ------------------------------------------------------------ concurrency
         def burst(n, fn):
