@@ -275,7 +275,11 @@ struct TokenEndpoint: Sendable {
 
     /// Posts a form with client authentication and, with `proving` and a ``proofKey``, a DPoP
     /// proof — answering one `use_dpop_nonce` challenge with a new proof.
-    func post(to url: URL, parameters: [(name: String, value: String)], proving: Bool = false) async throws
+    func post(
+        to url: URL,
+        parameters: [(name: String, value: String)],
+        proving: Bool = false
+    ) async throws
         -> Response
     {
         var parameters = parameters
@@ -346,7 +350,12 @@ struct TokenEndpoint: Sendable {
             return response
         }
         logger?.debug("the token endpoint asked for a DPoP nonce: sending the request again with it")
-        proven.headerFields[.dpop] = try DPoPProof.make(key: key, method: request.method, targetURI: target, nonce: nonce)
+        proven.headerFields[.dpop] = try DPoPProof.make(
+            key: key,
+            method: request.method,
+            targetURI: target,
+            nonce: nonce
+        )
         let answered = try await session.send(proven, body: .data(form), logger: logger)
         nonces.remember(from: answered.headerFields, origin: origin)
         return answered
@@ -364,7 +373,8 @@ struct TokenEndpoint: Sendable {
             case .bearer where proven && client.requiresDPoP:
                 "the server issued a Bearer token for a DPoP proof; the client requires DPoP-bound tokens"
             case .bearer: nil
-            default: "the token type \(ErrorText.sanitized(tokenType.rawValue)) is not supported; Courier sends Bearer and DPoP tokens"
+            default:
+                "the token type \(ErrorText.sanitized(tokenType.rawValue)) is not supported; Courier sends Bearer and DPoP tokens"
             }
         guard let problem else { return }
         throw CourierError(kind: .invalidTokenResponse, message: problem, statusCode: status, endpoint: endpoint)

@@ -106,7 +106,8 @@ public struct DPoPKey: Sendable, Hashable, CustomStringConvertible, CustomDebugS
         let y = Base64URL.encode(raw.suffix(32))
         coordinates = (x, y)
         thumbprint = Self.thumbprint(ofJWK: [("crv", "P-256"), ("kty", "EC"), ("x", x), ("y", y)])
-        let header = "{\"alg\":\"ES256\",\"jwk\":{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"\(x)\",\"y\":\"\(y)\"},"
+        let header =
+            "{\"alg\":\"ES256\",\"jwk\":{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"\(x)\",\"y\":\"\(y)\"},"
             + "\"typ\":\"dpop+jwt\"}"
         encodedHeader = Base64URL.encode(Data(header.utf8))
     }

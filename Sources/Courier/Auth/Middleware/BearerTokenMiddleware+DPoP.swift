@@ -69,7 +69,9 @@ extension BearerTokenMiddleware {
                 renewed = true
                 answeredNonce = false
                 current = try await broker.tokenRejected(current)
-                attempt.logger.debug("401 for \(broker.level) token v\(sent.version); resending with v\(current.version)")
+                attempt.logger.debug(
+                    "401 for \(broker.level) token v\(sent.version); resending with v\(current.version)"
+                )
             } else {
                 return response
             }

@@ -84,14 +84,18 @@ struct DPoPClientTests {
         #expect(proof.signatureIsValid)
         #expect(proof.thumbprint == key.thumbprint)
         #expect(proof.claims["htm"] as? String == method)
-        #expect(proof.claims["htu"] as? String == "https://\(AuthFixtures.apiHost)\(seen.path.split(separator: "?")[0])")
+        #expect(
+            proof.claims["htu"] as? String == "https://\(AuthFixtures.apiHost)\(seen.path.split(separator: "?")[0])"
+        )
         #expect(proof.claims["ath"] as? String == Base64URL.encode(Data(SHA256.hash(data: Data(token.utf8)))))
         return try #require(proof.claims["jti"] as? String)
     }
 
     @Test func eachRetryCarriesAFreshProof() async throws {
         let seen = LockedBox<[Seen]>([])
-        let transport = Self.servers(seen: seen) { n, _ in n < 3 ? (.serviceUnavailable, [.retryAfter: "0"]) : (.ok, [:]) }
+        let transport = Self.servers(seen: seen) { n, _ in
+            n < 3 ? (.serviceUnavailable, [.retryAfter: "0"]) : (.ok, [:])
+        }
         let key = DPoPKey.generate()
         let access = try access(transport, key: key)
         let response = try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info?x=1"))
@@ -107,7 +111,10 @@ struct DPoPClientTests {
         let seen = LockedBox<[Seen]>([])
         let transport = Self.servers(seen: seen) { n, _ in
             n == 1
-                ? (.unauthorized, [.wwwAuthenticate: #"DPoP error="use_dpop_nonce", algs="ES256""#, .dpopNonce: "gw-1"])
+                ? (
+                    .unauthorized,
+                    [.wwwAuthenticate: #"DPoP error="use_dpop_nonce", algs="ES256""#, .dpopNonce: "gw-1"]
+                )
                 : (.ok, [.dpopNonce: "gw-\(n)"])
         }
         let key = DPoPKey.generate()

@@ -147,7 +147,9 @@ struct DPoPIntegrationTests {
         #expect(first.generatedKey?.key == key)
         let delta = try await admin.grantDelta {
             try await admin.expireAll()
-            let response = try await access.userClient.sendAuthenticatedRequest(ResourceRequest(path: "/api/user/profile"))
+            let response = try await access.userClient.sendAuthenticatedRequest(
+                ResourceRequest(path: "/api/user/profile")
+            )
             #expect(response.statusCode == 200)
         }
         #expect(delta == ["refresh_token": 1])
@@ -177,7 +179,10 @@ struct DPoPIntegrationTests {
     @Test func copiedProofsAndTokensAreRefused() async throws {
         let key = DPoPKey.generate()
         let (access, transport) = try access(key: key)
-        #expect(try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info")).statusCode == 200)
+        #expect(
+            try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info")).statusCode
+                == 200
+        )
         let sent = try #require(transport.requests.last)
         let authorization = try #require(sent.headerFields[.authorization])
         let proof = try #require(sent.headerFields[.dpop])
@@ -225,7 +230,9 @@ struct DPoPIntegrationTests {
             targetURI: env.gateway.absoluteString + "/api/device/info",
             accessToken: token
         )
-        #expect(try await sendByHand(path: "/api/device/info", authorization: authorization, proof: fresh).statusCode == 200)
+        #expect(
+            try await sendByHand(path: "/api/device/info", authorization: authorization, proof: fresh).statusCode == 200
+        )
 
         let after = try await gatewayDPoP()
         #expect(count(after, "replays_refused") - count(before, "replays_refused") == 1)
@@ -245,7 +252,10 @@ struct DPoPIntegrationTests {
         #expect(count(middle, "nonce_challenges") - count(before, "nonce_challenges") == 1)
         // The nonce of the success is used next time: no second challenge.
         try await admin.expireAll()
-        #expect(try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info")).statusCode == 200)
+        #expect(
+            try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info")).statusCode
+                == 200
+        )
         let after = try await admin.json(.get, "/admin/dpop")
         #expect(count(after, "nonce_challenges") == count(middle, "nonce_challenges"))
         #expect(count(after, "proofs_refused") == count(before, "proofs_refused"))
@@ -278,7 +288,8 @@ struct DPoPIntegrationTests {
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<1000 {
                 group.addTask {
-                    try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info")).statusCode
+                    try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info"))
+                        .statusCode
                 }
             }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
@@ -290,13 +301,16 @@ struct DPoPIntegrationTests {
         #expect(count(after, "proofs_accepted") - count(before, "proofs_accepted") == 1000)
         #expect(count(after, "proofs_refused") == count(before, "proofs_refused"))
         #expect(count(after, "replays_refused") == count(before, "replays_refused"))
-        let jtis = try transport.requests.map { try DPoPProofReader(try #require($0.headerFields[.dpop])).claims["jti"] as? String }
+        let jtis = try transport.requests.map {
+            try DPoPProofReader(try #require($0.headerFields[.dpop])).claims["jti"] as? String
+        }
         #expect(Set(jtis).count == 1000)
         await access.shutdown()
     }
 
     @Test func twoProcessesSharingAStoreAndAKeyUseOneToken() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("courier-dpop-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("courier-dpop-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let storeKey = SymmetricKey(size: .bits256)
         let pem = P256.Signing.PrivateKey().pemRepresentation
@@ -347,14 +361,21 @@ struct DPoPIntegrationTests {
     }
 
     @Test func aRestartedProcessKeepsItsGeneratedKeyFromTheStore() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("courier-dpop-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("courier-dpop-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let storeKey = SymmetricKey(size: .bits256)
-        let (before, _) = try access(key: DPoPKey.generate(), store: EncryptedFileTokenStore(path: path, keyProvider: .key(storeKey)))
+        let (before, _) = try access(
+            key: DPoPKey.generate(),
+            store: EncryptedFileTokenStore(path: path, keyProvider: .key(storeKey))
+        )
         let token = try await before.deviceClient.authenticate()
         await before.shutdown()
         // After the restart, a new generated key is configured; the stored token keeps its own.
-        let (after, transport) = try access(key: DPoPKey.generate(), store: EncryptedFileTokenStore(path: path, keyProvider: .key(storeKey)))
+        let (after, transport) = try access(
+            key: DPoPKey.generate(),
+            store: EncryptedFileTokenStore(path: path, keyProvider: .key(storeKey))
+        )
         let delta = try await admin.grantDelta {
             let response = try await after.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info"))
             #expect(response.statusCode == 200)

@@ -1,5 +1,5 @@
-import Crypto
 import CourierTesting
+import Crypto
 import Foundation
 import HTTPTypes
 import Testing
@@ -46,7 +46,10 @@ struct DPoPTests {
     @Test func aKeyNeverShowsItsMaterial() throws {
         let key = Self.fixedKey
         let raw = Base64URL.encode(key.rawPrivateKey)
-        for text in [key.description, key.debugDescription, String(reflecting: key), "\(Mirror(reflecting: key).children.map(\.value))"] {
+        for text in [
+            key.description, key.debugDescription, String(reflecting: key),
+            "\(Mirror(reflecting: key).children.map(\.value))",
+        ] {
             #expect(!text.contains(raw))
         }
         #expect(key.description.contains(Self.fixedThumbprint))
@@ -129,7 +132,10 @@ struct DPoPTests {
     }
 
     @Test func aDPoPTokenIsBoundToTheKeyThatProvedTheRequest() async throws {
-        let (endpoint, transport) = AuthFixtures.endpoint(client: Self.client(Self.fixedKey), responder: Self.tokenResponse("dpop"))
+        let (endpoint, transport) = AuthFixtures.endpoint(
+            client: Self.client(Self.fixedKey),
+            responder: Self.tokenResponse("dpop")
+        )
         let token = try await endpoint.requestToken(grantType: .clientCredentials, parameters: [])
         #expect(token.tokenType == .dpop)
         #expect(token.authorizationValue == "DPoP at")
@@ -165,7 +171,10 @@ struct DPoPTests {
     }
 
     @Test func aBearerTokenForAProofIsRefusedWhenDPoPIsRequired() async throws {
-        let (endpoint, _) = AuthFixtures.endpoint(client: Self.client(Self.fixedKey), responder: Self.tokenResponse("Bearer"))
+        let (endpoint, _) = AuthFixtures.endpoint(
+            client: Self.client(Self.fixedKey),
+            responder: Self.tokenResponse("Bearer")
+        )
         await #expect(throws: CourierError(.invalidTokenResponse)) {
             try await endpoint.requestToken(grantType: .clientCredentials, parameters: [])
         }
@@ -200,7 +209,10 @@ struct DPoPTests {
     }
 
     @Test func aNonceChallengeAtTheTokenEndpointIsAnsweredOnce() async throws {
-        let (endpoint, transport) = AuthFixtures.endpoint(client: Self.client(Self.fixedKey), responder: Self.nonceServer(challenges: 1))
+        let (endpoint, transport) = AuthFixtures.endpoint(
+            client: Self.client(Self.fixedKey),
+            responder: Self.nonceServer(challenges: 1)
+        )
         _ = try await endpoint.requestToken(grantType: .clientCredentials, parameters: [("scope", "device")])
         let proofs = try transport.requests.map { try DPoPProofReader(try #require($0.request.headerFields[.dpop])) }
         #expect(proofs.count == 2)
@@ -210,12 +222,18 @@ struct DPoPTests {
         #expect(transport.requests[0].body == transport.requests[1].body)
         // The success's nonce goes into the next proof for that server, with no challenge.
         _ = try await endpoint.requestToken(grantType: .clientCredentials, parameters: [])
-        #expect(try DPoPProofReader(try #require(transport.requests[2].request.headerFields[.dpop])).claims["nonce"] as? String == "nonce-2")
+        #expect(
+            try DPoPProofReader(try #require(transport.requests[2].request.headerFields[.dpop])).claims["nonce"]
+                as? String == "nonce-2"
+        )
         #expect(transport.requests.count == 3)
     }
 
     @Test func aSecondNonceChallengeGoesToTheCaller() async throws {
-        let (endpoint, transport) = AuthFixtures.endpoint(client: Self.client(Self.fixedKey), responder: Self.nonceServer(challenges: 2))
+        let (endpoint, transport) = AuthFixtures.endpoint(
+            client: Self.client(Self.fixedKey),
+            responder: Self.nonceServer(challenges: 2)
+        )
         let error = await #expect(throws: CourierError(.grantRejected)) {
             try await endpoint.requestToken(grantType: .clientCredentials, parameters: [])
         }
@@ -277,7 +295,8 @@ struct DPoPTests {
     }
 
     @Test func theEncryptedFileStoreKeepsAGeneratedKeyWithItsToken() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("courier-dpop-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("courier-dpop-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let storeKey = SymmetricKey(size: .bits256)
         let key = DPoPKey.generate()
@@ -287,7 +306,9 @@ struct DPoPTests {
         let entry = TokenStoreKey(clientID: "c", level: .device)
         try await EncryptedFileTokenStore(path: path, keyProvider: .key(storeKey)).setToken(token, for: entry)
         // Another process (a new store over the same file) reads the token and its key.
-        let read = try #require(try await EncryptedFileTokenStore(path: path, keyProvider: .key(storeKey)).token(for: entry))
+        let read = try #require(
+            try await EncryptedFileTokenStore(path: path, keyProvider: .key(storeKey)).token(for: entry)
+        )
         #expect(read.generatedKey?.key.rawPrivateKey == key.rawPrivateKey)
         #expect(read.binding(configured: DPoPKey.generate(), requiresDPoP: true) == .key(key))
         // And the file holds no key in the clear.
