@@ -62,7 +62,11 @@ enum DPoPProof {
     /// - Parameter request: The request, with scheme and authority.
     /// - Returns: The URI, or `nil` when the request has no scheme or no valid authority.
     static func targetURI(of request: HTTPRequest) -> String? {
-        guard let origin = origin(of: request) else { return nil }
+        origin(of: request).map { targetURI(of: request, at: $0) }
+    }
+
+    /// The `htu` of a request whose origin is known.
+    static func targetURI(of request: HTTPRequest, at origin: Authority.Origin) -> String {
         var path = Substring(request.path ?? "/")
         if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
         return origin.description + (path.isEmpty ? "/" : path)

@@ -27,10 +27,10 @@ extension BearerTokenMiddleware {
         next: Next
     ) async throws -> Response {
         let nonces = broker.endpoint.nonces
-        let origin = DPoPProof.origin(of: request)
-        guard let target = DPoPProof.targetURI(of: request) else {
+        guard let origin = DPoPProof.origin(of: request) else {
             throw CourierError.invalidURL("a request with a DPoP-bound token needs an absolute URL")
         }
+        let target = DPoPProof.targetURI(of: request, at: origin)
         func authorize(_ token: BrokeredToken, nonce: String?) throws -> HTTPRequest {
             guard case .key(let key) = broker.binding(of: token.token) else {
                 throw CourierError(

@@ -329,6 +329,19 @@ struct DPoPTests {
         #expect(throws: CourierError(.reservedHeader)) { try AuthFixtures.security.checkAuthorizable(request) }
     }
 
+    @Test func aRequestWithADPoPTokenIsNeverCachedInTheSharedPartition() throws {
+        func request(proof: String) -> HTTPRequest {
+            var request = HTTPRequest(method: .get, scheme: "https", authority: AuthFixtures.apiHost, path: "/r")
+            request.headerFields[.authorization] = "DPoP at-1"
+            request.headerFields[.dpop] = proof
+            return request
+        }
+        let first = CacheMiddleware.defaultPartition(of: request(proof: "proof-1"))
+        #expect(!first.isShared)
+        // The token is the credential; each request's proof is not: one partition per token.
+        #expect(CacheMiddleware.defaultPartition(of: request(proof: "proof-2")) == first)
+    }
+
     @Test func challengesForDPoPTokens() {
         func fields(_ value: String) -> HTTPFields { [.wwwAuthenticate: value] }
         #expect(AuthenticationChallenge.asksForDPoPNonce(fields(#"DPoP error="use_dpop_nonce", algs="ES256""#)))
