@@ -935,6 +935,16 @@ func sample_RunningAFleet_1() async throws {
 #sourceLocation()
 }
 
+// Documentation.docc/Articles/SenderConstrainedTokens.md, sample 1
+func sample_SenderConstrainedTokens_1() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/SenderConstrainedTokens.md", line: 19)
+    configuration.deviceClient.dpopKey = try DPoPKey(pemFile: "/etc/my-service/dpop-key.pem")
+    configuration.userClient.dpopKey = DPoPKey.generate()
+    let access = try ResourceAccess(configuration: configuration)
+    print(try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/device/info")).statusCode)
+#sourceLocation()
+}
+
 // Documentation.docc/Articles/ServingManyUsers.md, sample 1
 func sample_ServingManyUsers_1() async throws {
 #sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 14)

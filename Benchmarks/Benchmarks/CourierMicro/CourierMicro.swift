@@ -96,11 +96,13 @@ final class GrantCounter: Sendable {
 }
 
 /// Resource access on `transport` whose device grant counts its calls and answers, after
-/// `delay`, with a token valid for an hour; the token endpoint is never called.
+/// `delay`, with a token valid for an hour — bound to `dpopKey` when one is given; the token
+/// endpoint is never called.
 func makeResourceAccess(
     transport: MockTransport,
     counter: GrantCounter,
-    delay: Duration? = nil
+    delay: Duration? = nil,
+    dpopKey: DPoPKey? = nil
 ) throws -> ResourceAccess {
     var configuration = ResourceAccess.Configuration(
         resourceBaseURL: URL(string: "https://\(resourceHost)/v1")!,
@@ -109,10 +111,16 @@ func makeResourceAccess(
         userClient: OAuth2ClientCredentials(clientID: "bench-user"),
         deviceClient: OAuth2ClientCredentials(clientID: "bench-device")
     )
+    configuration.deviceClient.dpopKey = dpopKey
     configuration.strategies.device = OAuth2Grant { _ in
         let call = counter.increment()
         if let delay { try await Task.sleep(for: delay) }
-        return OAuth2Token(accessToken: "token-\(call)", expiresAt: Date().addingTimeInterval(3600))
+        var token = OAuth2Token(accessToken: "token-\(call)", expiresAt: Date().addingTimeInterval(3600))
+        if let dpopKey {
+            token.tokenType = .dpop
+            token.keyThumbprint = dpopKey.thumbprint
+        }
+        return token
     }
     return try ResourceAccess(configuration: configuration, transport: transport)
 }
@@ -297,4 +305,5 @@ let benchmarks: @Sendable () -> Void = {
     registerObservabilityBenchmarks()
     registerCacheBenchmarks()
     registerCurlPathBenchmarks()
+    registerDPoPBenchmarks()
 }

@@ -101,6 +101,23 @@ public struct OAuth2ClientCredentials: Sendable, Hashable, CustomStringConvertib
     /// endpoint's URL, which RFC 7523 §3 and OpenID Connect accept. Set it when the server
     /// wants its issuer identifier instead.
     public var assertionAudience: String?
+    /// The key the client's tokens are bound to (DPoP, RFC 9449); `nil`, the default, for
+    /// bearer tokens.
+    ///
+    /// With a key, every grant the client sends (refresh included) and every resource request
+    /// its tokens go with carries a fresh proof signed with it, and its tokens are sent as
+    /// `Authorization: DPoP <token>`. See <doc:SenderConstrainedTokens>.
+    ///
+    /// ```swift
+    /// var client = OAuth2ClientCredentials(clientID: "my-service", clientSecret: secret)
+    /// client.dpopKey = try DPoPKey(pemFile: "/etc/myapp/dpop-key.pem")
+    /// ```
+    public var dpopKey: DPoPKey?
+    /// Whether a token endpoint that answers a proof with a Bearer token is refused, with
+    /// ``CourierError/Kind/invalidTokenResponse`` (`true`, the default), or its token used as a
+    /// bearer token (`false`, for a server that may not support DPoP yet). Only read when
+    /// ``dpopKey`` is set.
+    public var requiresDPoP: Bool = true
 
     /// Creates a confidential client that authenticates with HTTP Basic, or a public client
     /// when `clientSecret` is `nil`.
@@ -117,9 +134,10 @@ public struct OAuth2ClientCredentials: Sendable, Hashable, CustomStringConvertib
 
     /// The id and method, never the secret or the key.
     public var description: String {
-        "OAuth2ClientCredentials(\(clientID), \(method)"
-            + (assertion?.key.map { ", \($0)" } ?? "")
-            + (clientSecret == nil ? ")" : ", secret \(Redaction.placeholder))")
+        var text = "OAuth2ClientCredentials(\(clientID), \(method)"
+        if let key = assertion?.key { text += ", \(key)" }
+        if let dpopKey { text += ", \(dpopKey)" }
+        return text + (clientSecret == nil ? ")" : ", secret \(Redaction.placeholder))")
     }
 }
 

@@ -43,6 +43,10 @@ extension OAuth2Error {
         public static let invalidToken = Code(rawValue: "invalid_token")
         /// RFC 6750 §3.1: the access token lacks a scope the resource needs.
         public static let insufficientScope = Code(rawValue: "insufficient_scope")
+        /// RFC 9449 §7.1: the DPoP proof is missing, malformed or does not match the request.
+        public static let invalidDPoPProof = Code(rawValue: "invalid_dpop_proof")
+        /// RFC 9449 §8, §9: the server wants a proof with the nonce in its `DPoP-Nonce` field.
+        public static let useDPoPNonce = Code(rawValue: "use_dpop_nonce")
 
         /// The code.
         public var description: String { rawValue }

@@ -15,6 +15,10 @@ extension OAuth2Token {
         /// RFC 6750 bearer tokens.
         public static let bearer = OAuth2Token.TokenType(rawValue: "Bearer")
 
+        /// RFC 9449 DPoP tokens: bound to a ``DPoPKey``, sent as `Authorization: DPoP <token>`
+        /// with a proof signed by that key.
+        public static let dpop = OAuth2Token.TokenType(rawValue: "DPoP")
+
         /// Types are equal when their names are, ignoring case.
         public static func == (lhs: OAuth2Token.TokenType, rhs: OAuth2Token.TokenType) -> Bool {
             lhs.rawValue.lowercased() == rhs.rawValue.lowercased()
@@ -40,7 +44,8 @@ extension OAuth2Token {
 public struct OAuth2Token: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The access token.
     public var accessToken: String
-    /// The token type; Courier sends ``OAuth2Token/TokenType/bearer`` tokens per RFC 6750.
+    /// The token type: ``OAuth2Token/TokenType/bearer`` (RFC 6750), or
+    /// ``OAuth2Token/TokenType/dpop`` for a token bound to a key (RFC 9449).
     public var tokenType: OAuth2Token.TokenType
     /// When the access token was issued, as this process saw the response.
     public var issuedAt: Date
@@ -56,6 +61,16 @@ public struct OAuth2Token: Sendable, Hashable, Codable, CustomStringConvertible 
     /// Other string or number members of the token response, for grant strategies of
     /// servers that send more (`id_token`, a user id, …). Treat as secret.
     public var additionalFields: [String: String]
+    /// The RFC 7638 thumbprint (`jkt`) of the ``DPoPKey`` the token is bound to; `nil` for a
+    /// token bound to no key (Bearer).
+    ///
+    /// Courier sends a bound token only with a proof of that key: a token read from a store
+    /// whose thumbprint is not the configured key's is never sent, but renewed.
+    public var keyThumbprint: String?
+    /// The key the token is bound to, when Courier generated it (``DPoPKey/generate()``): kept
+    /// with the token, so that a store that keeps the token keeps the key too. `nil` for a key
+    /// the application supplied, which is never written anywhere.
+    var generatedKey: StoredDPoPKey? = nil
 
     /// Creates a token.
     ///
@@ -120,10 +135,11 @@ public struct OAuth2Token: Sendable, Hashable, Codable, CustomStringConvertible 
         return expiresAt.addingTimeInterval(-margin)
     }
 
-    /// The `Authorization` header value: `Bearer <token>` (RFC 6750 §2.1), or the token's
-    /// own type for other types.
+    /// The `Authorization` header value: `Bearer <token>` (RFC 6750 §2.1), `DPoP <token>`
+    /// (RFC 9449 §7.1) — each spelt so whatever case the server used — or the token's own type
+    /// for other types.
     public var authorizationValue: String {
-        let type = tokenType == .bearer ? "Bearer" : tokenType.rawValue
+        let type = tokenType == .bearer ? "Bearer" : tokenType == .dpop ? "DPoP" : tokenType.rawValue
         return "\(type) \(accessToken)"
     }
 
@@ -133,6 +149,7 @@ public struct OAuth2Token: Sendable, Hashable, Codable, CustomStringConvertible 
         if refreshToken != nil { text += ", refresh token \(Redaction.placeholder)" }
         if let expiresAt { text += ", expires \(expiresAt)" }
         if let scope { text += ", scope \"\(Scope.parameterValue(of: scope))\"" }
+        if let keyThumbprint { text += ", bound to jkt \(keyThumbprint)" }
         return text + ")"
     }
 }

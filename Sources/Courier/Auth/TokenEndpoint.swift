@@ -33,6 +33,12 @@ struct TokenEndpoint: Sendable {
     /// Where token-endpoint traffic is logged (the session's logging middleware redacts
     /// credentials; bodies are never logged).
     let logger: Logger?
+    /// The key the grants are proven with (DPoP): the client's ``OAuth2ClientCredentials/dpopKey``,
+    /// or, for a renewal, the key of the token being renewed (``proving(with:)``); `nil` sends
+    /// no proof.
+    private(set) var proofKey: DPoPKey?
+    /// The servers' DPoP nonces, shared with the resource requests of the same clients.
+    let nonces: DPoPNonces
     /// The largest token response read.
     static let maximumResponseBytes = 1 << 20
 
@@ -52,6 +58,9 @@ struct TokenEndpoint: Sendable {
     ///   - middlewares: Middleware to run first (logging, say). Never add a retry or an auth
     ///     middleware here.
     ///   - logger: Where to log; nothing is logged by default.
+    ///   - metricsFactory: Where token request metrics go.
+    ///   - tracer: Where token request spans go.
+    ///   - nonces: The servers' DPoP nonces, shared with the client's resource requests.
     init(
         server: AuthorizationServer,
         client: OAuth2ClientCredentials,
@@ -61,12 +70,15 @@ struct TokenEndpoint: Sendable {
         middlewares: [any Middleware] = [],
         logger: Logger? = nil,
         metricsFactory: (any MetricsFactory)? = nil,
-        tracer: (any Tracer)? = nil
+        tracer: (any Tracer)? = nil,
+        nonces: DPoPNonces = DPoPNonces()
     ) {
         let policy = policy ?? transport.security
         self.server = server
         self.client = client
         self.logger = logger
+        self.proofKey = client.dpopKey
+        self.nonces = nonces
         var configuration = Session.Configuration(
             applicationProduct: applicationProduct,
             maximumRedirects: 0,
@@ -80,6 +92,16 @@ struct TokenEndpoint: Sendable {
         configuration.metricsFactory = metricsFactory
         configuration.tracer = tracer
         self.session = Session(configuration: configuration, transport: transport)
+    }
+
+    /// The same endpoint, proving its grants with `key` (`nil`: no proof).
+    ///
+    /// - Parameter key: The key of the token being renewed, or the client's.
+    /// - Returns: The endpoint.
+    func proving(with key: DPoPKey?) -> TokenEndpoint {
+        var endpoint = self
+        endpoint.proofKey = key
+        return endpoint
     }
 
     /// Sends a grant and reads the token response.
@@ -120,15 +142,19 @@ struct TokenEndpoint: Sendable {
     ) async throws -> Response {
         try await post(
             to: server.tokenEndpoint,
-            parameters: [("grant_type", grantType.rawValue)] + parameters
+            parameters: [("grant_type", grantType.rawValue)] + parameters,
+            proving: true
         )
     }
 
     /// Reads a token response (RFC 6749 §5.1) or an error response (§5.2).
     ///
     /// Tolerated deviations: `expires_in` as a numeric string, `scope` as a JSON array, a
-    /// missing `token_type` (taken as Bearer). A token type other than Bearer is refused
-    /// (RFC 6749 §7.1: a client must not use a token whose type it does not understand).
+    /// missing `token_type` (taken as Bearer). A token type other than Bearer and DPoP is
+    /// refused (RFC 6749 §7.1: a client must not use a token whose type it does not
+    /// understand), and so is DPoP when no proof was sent, or Bearer when one was and the client
+    /// requires DPoP (``OAuth2ClientCredentials/requiresDPoP``). A DPoP token records the
+    /// thumbprint of the key it is bound to, and a generated key itself.
     ///
     /// - Parameters:
     ///   - response: The token endpoint's response.
@@ -155,14 +181,7 @@ struct TokenEndpoint: Sendable {
             )
         }
         let tokenType = (object["token_type"] as? String).map(OAuth2Token.TokenType.init(rawValue:)) ?? .bearer
-        guard tokenType == .bearer else {
-            throw CourierError(
-                kind: .invalidTokenResponse,
-                message: "the token type \(tokenType) is not supported; Courier sends Bearer tokens",
-                statusCode: response.status.code,
-                endpoint: endpoint
-            )
-        }
+        try checkTokenType(tokenType, status: response.status.code, endpoint: endpoint)
         let issuedAt = Date()
         var expiresIn: Double?
         switch object["expires_in"] {
@@ -192,9 +211,9 @@ struct TokenEndpoint: Sendable {
             default: continue
             }
         }
-        return OAuth2Token(
+        var token = OAuth2Token(
             accessToken: accessToken,
-            tokenType: .bearer,
+            tokenType: tokenType == .dpop ? .dpop : .bearer,
             issuedAt: issuedAt,
             expiresAt: expiresIn.flatMap { $0 >= 0 ? issuedAt.addingTimeInterval($0) : nil },
             refreshToken: (object["refresh_token"] as? String).flatMap { $0.isEmpty ? nil : $0 },
@@ -202,6 +221,11 @@ struct TokenEndpoint: Sendable {
             issuedTokenType: object["issued_token_type"] as? String,
             additionalFields: additional
         )
+        if tokenType == .dpop, let proofKey {
+            token.keyThumbprint = proofKey.thumbprint
+            if proofKey.isGenerated { token.generatedKey = StoredDPoPKey(proofKey) }
+        }
+        return token
     }
 
     /// Revokes a token (RFC 7009 §2.1).
@@ -249,8 +273,15 @@ struct TokenEndpoint: Sendable {
         }
     }
 
-    /// Posts a form with client authentication.
-    func post(to url: URL, parameters: [(name: String, value: String)]) async throws -> Response {
+    /// Posts a form with client authentication and, with `proving` and a ``proofKey``, a DPoP
+    /// proof — answering one `use_dpop_nonce` challenge with a new proof.
+    func post(
+        to url: URL,
+        parameters: [(name: String, value: String)],
+        proving: Bool = false
+    ) async throws
+        -> Response
+    {
         var parameters = parameters
         var fields = HTTPFields()
         fields[.accept] = "application/json"
@@ -276,8 +307,12 @@ struct TokenEndpoint: Sendable {
         var path = url.path.isEmpty ? "/" : url.path
         if let query = url.query { path += "?" + query }
         let request = HTTPRequest(method: .post, scheme: scheme, authority: authority, path: path, headerFields: fields)
+        let form = OAuth2Form.encode(parameters)
         do {
-            return try await session.send(request, body: .data(OAuth2Form.encode(parameters)), logger: logger)
+            guard proving, let proofKey else {
+                return try await session.send(request, body: .data(form), logger: logger)
+            }
+            return try await sendProven(request, form: form, key: proofKey)
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as CourierError where error.isSecurityFailure || error.kind == .shutDown {
@@ -292,6 +327,57 @@ struct TokenEndpoint: Sendable {
                 underlying: error
             )
         }
+    }
+
+    /// Sends a token request with a fresh proof of `key`, and once more with a new proof when
+    /// the server answers `use_dpop_nonce` with a nonce (RFC 9449 §8). The form is held in
+    /// memory, so sending it again is safe; a second challenge goes to the caller.
+    private func sendProven(_ request: HTTPRequest, form: Data, key: DPoPKey) async throws -> Response {
+        let origin = DPoPProof.origin(of: request)
+        guard let target = DPoPProof.targetURI(of: request) else {
+            throw CourierError(kind: .missingConfiguration, message: "the token endpoint URL is not absolute")
+        }
+        var proven = request
+        proven.headerFields[.dpop] = try DPoPProof.make(
+            key: key,
+            method: request.method,
+            targetURI: target,
+            nonce: nonces.nonce(for: origin)
+        )
+        let response = try await session.send(proven, body: .data(form), logger: logger)
+        let nonce = nonces.remember(from: response.headerFields, origin: origin)
+        guard response.status.code == 400, let nonce, OAuth2Error(json: response.data)?.code == .useDPoPNonce else {
+            return response
+        }
+        logger?.debug("the token endpoint asked for a DPoP nonce: sending the request again with it")
+        proven.headerFields[.dpop] = try DPoPProof.make(
+            key: key,
+            method: request.method,
+            targetURI: target,
+            nonce: nonce
+        )
+        let answered = try await session.send(proven, body: .data(form), logger: logger)
+        nonces.remember(from: answered.headerFields, origin: origin)
+        return answered
+    }
+
+    /// Checks a token response's `token_type` against what was sent: Bearer or DPoP, DPoP only
+    /// for a request with a proof, and Bearer for one with a proof only when the client does not
+    /// require DPoP.
+    private func checkTokenType(_ tokenType: OAuth2Token.TokenType, status: Int, endpoint: String) throws {
+        let proven = proofKey != nil
+        let problem: String? =
+            switch tokenType {
+            case .dpop where !proven: "the server issued a DPoP token, but no DPoP proof was sent"
+            case .dpop: nil
+            case .bearer where proven && client.requiresDPoP:
+                "the server issued a Bearer token for a DPoP proof; the client requires DPoP-bound tokens"
+            case .bearer: nil
+            default:
+                "the token type \(ErrorText.sanitized(tokenType.rawValue)) is not supported; Courier sends Bearer and DPoP tokens"
+            }
+        guard let problem else { return }
+        throw CourierError(kind: .invalidTokenResponse, message: problem, statusCode: status, endpoint: endpoint)
     }
 
     /// The error for a response that is not a success; it keeps the response, whose

@@ -149,6 +149,8 @@ public final class ResourceAccess: Sendable {
         self.ownsTransport = ownsTransport
 
         let logging: [any Middleware] = configuration.logger.map { [LoggingMiddleware(logger: $0)] } ?? []
+        // One table of DPoP nonces for every client: a server's nonce serves all of them.
+        let nonces = DPoPNonces()
         func endpoint(_ client: OAuth2ClientCredentials) -> TokenEndpoint {
             TokenEndpoint(
                 server: configuration.authorizationServer,
@@ -158,7 +160,8 @@ public final class ResourceAccess: Sendable {
                 middlewares: logging,
                 logger: configuration.logger,
                 metricsFactory: configuration.metricsFactory,
-                tracer: configuration.tracer
+                tracer: configuration.tracer,
+                nonces: nonces
             )
         }
         let factory = ClientSessionFactory(configuration: configuration, transport: transport, logging: logging)

@@ -8,7 +8,7 @@ enum Redaction: Sendable {
 
     /// Header fields whose values are never logged.
     static let sensitiveFields: Set<HTTPField.Name> = [
-        .authorization, .proxyAuthorization, .cookie, .setCookie,
+        .authorization, .proxyAuthorization, .cookie, .setCookie, .dpop,
     ]
 
     /// Query parameter and form field names whose values are never logged (compared

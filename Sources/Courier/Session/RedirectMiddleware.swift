@@ -15,6 +15,9 @@ import HTTPTypes
 ///   `Authorization`, `Proxy-Authorization`, `Cookie`, and any field whose name marks a
 ///   secret (`X-API-Key`, `X-Auth-Token`, …). The origin is compared in the normal form
 ///   trust policies use.
+/// - **A DPoP proof** is made for one method and URL, so no hop carries it: a request with a
+///   `DPoP` field goes on without it and without `Authorization`, also to the same origin —
+///   the hop is sent without credentials rather than with a proof for another URL.
 /// - **Never HTTPS to HTTP**: ``CourierError/Kind/insecureRedirect``.
 /// - **On a secured transport** a hop must go to a trusted host over HTTPS, checked before
 ///   anything is sent, and a body is never sent again to another origin
@@ -123,6 +126,10 @@ struct RedirectMiddleware: Middleware {
         }
 
         var next = request
+        if next.headerFields[.dpop] != nil {
+            next.headerFields[.dpop] = nil
+            next.headerFields[.authorization] = nil
+        }
         next.scheme = parts.scheme
         next.authority = parts.authority
         next.path = String(parts.pathAndQuery.prefix { $0 != "#" })  // a fragment is never sent

@@ -34,9 +34,10 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from flask import Flask, Response, jsonify, request
+from flask import Flask, Response, g, has_request_context, jsonify, request
 
-from common import install_json_errors, is_loopback
+import dpop
+from common import client_certificate_thumbprint, install_json_errors, is_loopback, public_origin, request_target_path
 
 from authlib.common.security import generate_token
 from authlib.integrations.flask_oauth2 import AuthorizationServer
@@ -331,6 +332,10 @@ class TokenRecord:
     aud: list[str] = field(default_factory=list)
     act: dict | None = None
     code: str | None = None  # authorization code it came from, if any
+    #: RFC 9449: the thumbprint of the DPoP key both tokens are bound to, or None (Bearer)
+    jkt: str | None = None
+    #: RFC 8705: x5t#S256 of the client certificate the access token is bound to, or None
+    x5t: str | None = None
 
 
 class TokenView(TokenMixin):
@@ -411,6 +416,9 @@ class Store:
         self.used_jtis: dict[tuple[str, str], float] = {}
         #: what the metadata documents say instead of the truth (admin/metadata)
         self.metadata_override = dict(METADATA_DEFAULTS)
+        #: DPoP (RFC 9449) at the token endpoint: nonces of this server, accepted proof jtis
+        self.dpop_nonces = dpop.NonceSource()
+        self.dpop_replays = dpop.ReplayCache()
         self.reset_stats()
 
     # -- stats ---------------------------------------------------------------
@@ -441,6 +449,25 @@ class Store:
                 "metadata_requests_by_path": {},
             }
             self.token_request_times.clear()
+            # admin/dpop: settings back to off, counters to zero
+            self.dpop_settings = {"require": False, "nonce": False}
+            self.dpop_counts = {"proofs_accepted": 0, "proofs_refused": 0, "nonce_challenges": 0}
+
+    def bump_dpop(self, key: str) -> None:
+        with self.lock:
+            self.dpop_counts[key] += 1
+
+    def refuse_dpop_binding(self, had_proof: bool) -> None:
+        """Counts a proof refused for its key (a bound refresh token): it was counted as
+        accepted when its own checks passed, and now counts as refused instead."""
+        with self.lock:
+            self.dpop_counts["proofs_refused"] += 1
+            if had_proof:
+                self.dpop_counts["proofs_accepted"] -= 1
+
+    def dpop_snapshot(self) -> dict:
+        with self.lock:
+            return {**self.dpop_settings, **self.dpop_counts}
 
     def bump(self, key, sub=None, n=1):
         with self.lock:
@@ -600,13 +627,6 @@ class Store:
 TOKEN_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none", *JWT_METHODS]
 
 
-def public_origin() -> str:
-    """The origin the client used: the TLS front of the tests sets X-Forwarded-Proto and
-    keeps Host, so behind it this is ``https://127.0.0.1:<front port>``."""
-    proto = request.headers.get("X-Forwarded-Proto") or request.scheme
-    return f"{proto}://{request.host}"
-
-
 class ClientAssertionAuth:
     """``private_key_jwt`` or ``client_secret_jwt``, one instance per method.  The work is
     authlib's (``_assertion_auth_class``); this wrapper only imports it on first use, since
@@ -676,6 +696,27 @@ def _store(grant) -> Store:
     return grant.server.store
 
 
+def request_dpop_key() -> str | None:
+    """The key thumbprint of the current token request's accepted DPoP proof, or None."""
+    return g.get("dpop_jkt") if has_request_context() else None
+
+
+def invalid_dpop_proof(description: str) -> OAuth2Error:
+    """RFC 9449 section 5: the token endpoint's answer to a missing, bad or wrong-key proof."""
+    return OAuth2Error(description=description, error="invalid_dpop_proof", status_code=400)
+
+
+class TokenGenerator(BearerTokenGenerator):
+    """authlib's bearer token generator; a request with an accepted DPoP proof gets
+    ``token_type: DPoP`` (RFC 9449 section 5), the rest is unchanged."""
+
+    def generate(self, *args, **kwargs):
+        token = super().generate(*args, **kwargs)
+        if request_dpop_key():
+            token["token_type"] = "DPoP"
+        return token
+
+
 class ClientCredentialsGrant(grants.ClientCredentialsGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = TOKEN_AUTH_METHODS
 
@@ -699,7 +740,12 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
 
     def authenticate_refresh_token(self, refresh_token):
         # revoked (already rotated) or expired => None => invalid_grant
-        return _store(self).active_refresh(refresh_token)
+        view = _store(self).active_refresh(refresh_token)
+        # RFC 9449 section 5: a refresh token bound to a DPoP key needs a proof of that key
+        if view is not None and view.record.jkt and view.record.jkt != request_dpop_key():
+            _store(self).refuse_dpop_binding(had_proof=request_dpop_key() is not None)
+            raise invalid_dpop_proof("The refresh token is bound to another DPoP key, or the request has no proof.")
+        return view
 
     def authenticate_user(self, refresh_token):
         return refresh_token.get_user()
@@ -900,7 +946,7 @@ class IntrospectionEndpoint(_IntrospectionEndpoint):
             "iss": self.server.issuer,
         }
         if token.kind == "access_token":
-            payload["token_type"] = "Bearer"
+            payload["token_type"] = "DPoP" if rec.jkt else "Bearer"
             payload["exp"] = int(rec.expires_at)
         elif rec.refresh_expires_at is not None:
             payload["exp"] = int(rec.refresh_expires_at)
@@ -910,6 +956,15 @@ class IntrospectionEndpoint(_IntrospectionEndpoint):
             payload["aud"] = rec.aud[0] if len(rec.aud) == 1 else list(rec.aud)
         if rec.act:
             payload["act"] = rec.act
+        cnf = {}
+        if rec.jkt:
+            # RFC 9449 section 6.2: the confirmation of the key the token is bound to
+            cnf["jkt"] = rec.jkt
+        if rec.x5t and token.kind == "access_token":
+            # RFC 8705 section 3.2: the certificate the access token is bound to
+            cnf["x5t#S256"] = rec.x5t
+        if cnf:
+            payload["cnf"] = cnf
         return payload
 
 
@@ -963,6 +1018,8 @@ def create_app(store: Store, issuer: str, gateway_url: str | None = None) -> Fla
             aud=list(ex["aud"]) if ex else [],
             act=ex["act"] if ex else None,
             code=(req.authorization_code.code if req.authorization_code else None),
+            jkt=request_dpop_key(),
+            x5t=client_certificate_thumbprint(),
         )
         store.add_token(rec)
         req.issued_record = rec
@@ -975,7 +1032,7 @@ def create_app(store: Store, issuer: str, gateway_url: str | None = None) -> Fla
     # authlib's BearerTokenGenerator with a live lifetime (admin can change it)
     server.register_token_generator(
         "default",
-        BearerTokenGenerator(
+        TokenGenerator(
             access_token_generator=lambda **kw: generate_token(42),
             refresh_token_generator=lambda **kw: generate_token(48),
             expires_generator=lambda client, grant_type: store.token_lifetime,
@@ -1016,6 +1073,46 @@ def create_app(store: Store, issuer: str, gateway_url: str | None = None) -> Fla
                 resp.headers["Retry-After"] = str(fault["retry_after"])
         return resp
 
+    def dpop_refusal(error: str, description: str) -> Response:
+        resp = jsonify({"error": error, "error_description": description})
+        resp.status_code = 400
+        resp.headers["Cache-Control"] = "no-store"
+        resp.headers["Pragma"] = "no-cache"
+        return resp
+
+    def check_dpop_proof() -> Response | None:
+        """RFC 9449 section 5: checks the token request's DPoP proof.  None lets the request
+        through (g.dpop_jkt names the proof's key, or is None without a proof); otherwise the
+        400 answer (invalid_dpop_proof, or use_dpop_nonce when the nonce is missing)."""
+        g.dpop_jkt = None
+        proofs = request.headers.getlist("DPoP")
+        with store.lock:
+            settings = dict(store.dpop_settings)
+        if not proofs:
+            if settings["require"]:
+                store.bump_dpop("proofs_refused")
+                return dpop_refusal("invalid_dpop_proof", "a DPoP proof is required")
+            return None
+        if len(proofs) > 1:
+            store.bump_dpop("proofs_refused")
+            return dpop_refusal("invalid_dpop_proof", "The request has more than one DPoP header.")
+        url = public_origin() + request_target_path()
+        nonces = store.dpop_nonces.accepted() if settings["nonce"] else None
+        try:
+            proof = dpop.verify_proof(proofs[0], method=request.method, url=url, nonces=nonces)
+        except dpop.NonceRequired:
+            store.bump_dpop("nonce_challenges")
+            return dpop_refusal("use_dpop_nonce", "Authorization server requires nonce in DPoP proof")
+        except dpop.ProofError as e:
+            store.bump_dpop("proofs_refused")
+            return dpop_refusal("invalid_dpop_proof", str(e))
+        if not store.dpop_replays.use(proof.jti, proof.iat):
+            store.bump_dpop("proofs_refused")
+            return dpop_refusal("invalid_dpop_proof", "The proof's jti was used before.")
+        store.bump_dpop("proofs_accepted")
+        g.dpop_jkt = proof.jkt
+        return None
+
     @app.post("/oauth/token")
     def token_endpoint():
         fault = store.note_token_request()
@@ -1027,7 +1124,9 @@ def create_app(store: Store, issuer: str, gateway_url: str | None = None) -> Fla
             return fault_response(fault)
         if fault["mode"] == "slow":
             time.sleep(fault["delay_ms"] / 1000)
-        resp = server.create_token_response()
+        resp = check_dpop_proof() or server.create_token_response()
+        if store.dpop_settings["nonce"]:
+            resp.headers["DPoP-Nonce"] = store.dpop_nonces.current()
         grant_type = request.values.get("grant_type") or "(none)"
         if resp.status_code == 200:
             store.bump("grants", grant_type)
@@ -1106,6 +1205,7 @@ def create_app(store: Store, issuer: str, gateway_url: str | None = None) -> Fla
             "introspection_endpoint_auth_methods_supported": list(CONFIDENTIAL_METHODS),
             "revocation_endpoint_auth_methods_supported": TOKEN_AUTH_METHODS,
             "code_challenge_methods_supported": ["S256"],
+            "dpop_signing_alg_values_supported": list(dpop.ALGORITHMS),
         }
         if openid:
             document["subject_types_supported"] = ["public"]
@@ -1220,6 +1320,24 @@ def create_app(store: Store, issuer: str, gateway_url: str | None = None) -> Fla
                 store.metadata_override = update
         with store.lock:
             return jsonify(store.metadata_override)
+
+    @app.route("/admin/dpop", methods=["GET", "POST"])
+    def admin_dpop():
+        # {"require": bool, "nonce": bool}, each optional (missing = unchanged)
+        if request.method == "POST":
+            body = request.get_json(silent=True)
+            if body is None:
+                body = {k: request.values[k].lower() in ("1", "true", "on", "yes")
+                        for k in ("require", "nonce") if k in request.values}
+            if not isinstance(body, dict) or any(
+                k in body and not isinstance(body[k], bool) for k in ("require", "nonce")
+            ):
+                return jsonify({"error": "invalid_request", "error_description": "require and nonce must be booleans"}), 400
+            with store.lock:
+                for key in ("require", "nonce"):
+                    if key in body:
+                        store.dpop_settings[key] = body[key]
+        return jsonify(store.dpop_snapshot())
 
     @app.get("/admin/token-requests")
     def admin_token_requests():

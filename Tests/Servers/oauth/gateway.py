@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.util
 import json
 import logging
 import threading
 import time
 
 import urllib3
-from flask import Flask, Response, jsonify, request
+from flask import Flask, Response, g, jsonify, request
 
-from common import install_json_errors, is_loopback
+import dpop
+from common import client_certificate_thumbprint, install_json_errors, is_loopback, public_origin, request_target_path
 
 from authlib.integrations.flask_oauth2 import ResourceProtector
 from authlib.integrations.flask_oauth2.requests import FlaskJsonRequest
@@ -45,6 +47,11 @@ PROFILES = {
 
 logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
 
+# The independent DPoP verifier is imported on first use (it pulls in cryptography, which
+# would slow every start), but a missing package must stop the start like any other.
+if importlib.util.find_spec("pydpop") is None:
+    raise ImportError("No module named 'pydpop'")
+
 # /api/user/download: byte i of a body is i % 251 (a prime, so no power-of-two chunking lines up
 # with the pattern); clients compute the same bytes to check what they received.
 DOWNLOAD_CHUNK = 64 << 10
@@ -62,6 +69,24 @@ class UpstreamError(Exception):
 
 class UserTokenRequired(InsufficientScopeError):
     description = "This resource needs a token issued for a user (resource owner)."
+
+
+class DPoPRefusal(Exception):
+    """A 401 with a ``DPoP`` challenge (RFC 9449 section 7.1): ``invalid_token``,
+    ``invalid_dpop_proof`` or ``use_dpop_nonce`` (then with a fresh ``DPoP-Nonce``)."""
+
+    def __init__(self, error: str, description: str, nonce: str | None = None):
+        super().__init__(description)
+        self.error = error
+        self.description = description
+        self.nonce = nonce
+
+
+def bound_key(token: dict) -> str | None:
+    """The DPoP key thumbprint an introspected token is bound to (``cnf.jkt``), or None."""
+    cnf = token.get("cnf")
+    jkt = cnf.get("jkt") if isinstance(cnf, dict) else None
+    return jkt if isinstance(jkt, str) and jkt else None
 
 
 class GatewayIntrospectValidator(IntrospectTokenValidator):
@@ -103,21 +128,194 @@ class GatewayIntrospectValidator(IntrospectTokenValidator):
     def validate_token(self, token, scopes, request, require_user=False):
         if not token or not token.get("active"):
             raise InvalidTokenError(realm=self.realm)
+        # RFC 9449 section 7.2: a DPoP-bound token is not a bearer token
+        if str(token.get("token_type", "")).lower() == "dpop" or bound_key(token):
+            raise DPoPRefusal("invalid_token", "This token is DPoP-bound: send it as Authorization: DPoP with a proof.")
         # only access tokens (refresh tokens introspect without token_type)
         if str(token.get("token_type", "")).lower() != "bearer":
             raise InvalidTokenError("Not an access token.", realm=self.realm)
+        self.check_audience_scope_user(token, scopes, request, require_user)
+
+    def check_audience_scope_user(self, token, scopes, request, require_user):
+        """The checks after the token's type: a certificate binding, audience, scope
+        (authlib) and a user."""
+        cnf = token.get("cnf")
+        bound_certificate = cnf.get("x5t#S256") if isinstance(cnf, dict) else None
+        if bound_certificate and bound_certificate != client_certificate_thumbprint():
+            # RFC 8705 section 3: presented over a connection without that certificate
+            raise InvalidTokenError("The token is bound to another client certificate.", realm=self.realm)
         aud = token.get("aud")
         if aud:
             auds = aud if isinstance(aud, list) else [aud]
             if not any(a == GATEWAY_AUDIENCE or a.startswith(self.gateway_url) for a in auds):
                 raise InvalidTokenError("Token audience does not include this gateway.", realm=self.realm)
-        super().validate_token(token, scopes, request)
+        IntrospectTokenValidator.validate_token(self, token, scopes, request)
         if require_user and not token.get("username"):
             raise UserTokenRequired()
 
 
-def _challenge(error: OAuth2Error, scopes) -> Response:
-    """RFC 6750 section 3 error response with a WWW-Authenticate challenge."""
+class DPoPIntrospectValidator(GatewayIntrospectValidator):
+    """``Authorization: DPoP <token>`` (RFC 9449 section 7.1): the token is introspected
+    like a bearer token, must be DPoP-bound, and the request's proof must pass ``guard``."""
+
+    TOKEN_TYPE = "dpop"
+
+    def __init__(self, introspect_url: str, gateway_url: str, on_call, guard: "ProofGuard"):
+        super().__init__(introspect_url, gateway_url, on_call)
+        self.guard = guard
+
+    def validate_token(self, token, scopes, request, require_user=False):
+        if not token or not token.get("active"):
+            raise DPoPRefusal("invalid_token", "The access token is invalid, expired or revoked.")
+        jkt = bound_key(token)
+        if str(token.get("token_type", "")).lower() != "dpop" or jkt is None:
+            raise DPoPRefusal("invalid_token", "The access token is not DPoP-bound.")
+        access_token = request.headers.get("Authorization", "").split(None, 1)[1].strip()
+        self.guard.check(access_token, jkt)
+        self.check_audience_scope_user(token, scopes, request, require_user)
+
+
+class ProofGuard:
+    """The gateway's checks of the ``DPoP`` proof of a resource request (RFC 9449 sections
+    4.3, 7.1, 9): the proof itself (``dpop.verify_proof``), the key binding, the gateway's
+    own nonces, the jti replay cache, and a second opinion from the independent ``pydpop``
+    verifier on every proof that passed.  Counts each outcome."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.nonces = dpop.NonceSource()
+        self.replays = dpop.ReplayCache()
+        self.independent = IndependentVerifier()
+        self.reset()
+
+    def reset(self):
+        with self.lock:
+            self.nonce_required = False
+            self.counts = {
+                "proofs_accepted": 0,
+                "proofs_refused": 0,
+                "replays_refused": 0,
+                "nonce_challenges": 0,
+                "independent_accepted": 0,
+                "independent_refused": 0,
+            }
+            #: distinct jti values among proofs whose signature verified (at most 100,000 kept)
+            self.jtis: set[str] = set()
+
+    def bump(self, key: str) -> None:
+        with self.lock:
+            self.counts[key] += 1
+
+    def snapshot(self) -> dict:
+        with self.lock:
+            return {"nonce": self.nonce_required, **self.counts, "distinct_jti": len(self.jtis)}
+
+    def refuse(self, description: str, replay: bool = False):
+        self.bump("proofs_refused")
+        if replay:
+            self.bump("replays_refused")
+        return DPoPRefusal("invalid_dpop_proof", description)
+
+    def check(self, access_token: str, jkt: str) -> None:
+        """Raises DPoPRefusal unless the request's proof is good for ``access_token`` bound to ``jkt``."""
+        proofs = request.headers.getlist("DPoP")
+        if not proofs:
+            raise DPoPRefusal("invalid_token", "A DPoP-bound token needs a DPoP proof.")
+        if len(proofs) > 1:
+            raise self.refuse("The request has more than one DPoP header.")
+        nonce_on = self.nonce_required
+        url = public_origin() + request_target_path()
+        now = int(time.time())
+        try:
+            proof = dpop.verify_proof(proofs[0], method=request.method, url=url, access_token=access_token,
+                                      nonces=self.nonces.accepted() if nonce_on else None, now=now)
+        except dpop.NonceRequired:
+            self.bump("nonce_challenges")
+            raise DPoPRefusal("use_dpop_nonce", "Resource server requires nonce in DPoP proof",
+                              nonce=self.nonces.current()) from None
+        except dpop.ProofError as e:
+            raise self.refuse(str(e)) from None
+        with self.lock:
+            if len(self.jtis) < 100_000:
+                self.jtis.add(proof.jti)
+        if proof.jkt != jkt:
+            raise self.refuse("The proof's key is not the key the access token is bound to.")
+        if not self.replays.use(proof.jti, proof.iat, now=now):
+            raise self.refuse("The proof's jti was used before.", replay=True)
+        verdict = self.independent.check(proofs[0], request.method, url, access_token, proof, jkt, now,
+                                         nonce=proof.nonce if nonce_on else None)
+        self.bump("independent_accepted" if verdict is None else "independent_refused")
+        if verdict is not None:
+            raise self.refuse(f"The independent verifier refused the proof: {verdict}")
+        self.bump("proofs_accepted")
+        if nonce_on:
+            g.dpop_nonce = self.nonces.current()
+
+
+class IndependentVerifier:
+    """pydpop (PyPI), a DPoP verifier written by others, run on every proof the gateway's
+    own checks accepted.  ``check`` returns None when it agrees, else its reason.
+
+    What it is given: the proof, the method, the request URI, the access token (for
+    ``ath``), the nonce the proof carried when nonces are on, the same clock, and its own
+    replay store; its key thumbprint is compared with the token's ``cnf.jkt``.  Its ``htu``
+    comparison lower-cases scheme and host and drops query and fragment but keeps a
+    default port and compares the path byte for byte; when the proof's ``htu`` differs
+    from the request URI only in ways RFC 3986 section 6 normalisation removes (a default
+    port, percent-encoding of unreserved characters), it is given the proof's own ``htu``
+    so that difference is checked by ``dpop.verify_proof`` alone."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self._module = None
+        self._store = None
+
+    def _load(self):
+        with self.lock:
+            if self._module is None:
+                import pydpop
+
+                self._module = pydpop
+                self._store = pydpop.MemoryJtiStore(ttl=2 * dpop.IAT_WINDOW + 1)
+            return self._module
+
+    def check(self, proof: str, method: str, url: str, access_token: str, mine: "dpop.Proof",
+              jkt: str, now: int, nonce: str | None) -> str | None:
+        pydpop = self._load()
+        htu = url
+        claim_htu = mine.claims.get("htu")
+        if claim_htu != url and isinstance(claim_htu, str):
+            htu = claim_htu  # equal after normalisation, or verify_proof would have refused
+        try:
+            with self.lock:
+                result = pydpop.verify_proof(proof=proof, htm=method, htu=htu, access_token=access_token,
+                                             expected_nonce=nonce,
+                                             clock_skew=dpop.IAT_WINDOW, jti_store=self._store, now=now)
+        except pydpop.DPoPError as e:
+            return str(e)
+        except Exception as e:  # noqa: BLE001 - any crash of the other verifier is a refusal
+            return f"{type(e).__name__}: {e}"
+        if result.get("jwk_thumbprint") != jkt:
+            return "its key thumbprint is not the token's cnf.jkt"
+        return None
+
+
+def _dpop_challenge(refusal: DPoPRefusal) -> Response:
+    """RFC 9449 section 7.1 error response: 401 with a ``DPoP`` challenge."""
+    resp = jsonify({"error": refusal.error, "error_description": refusal.description})
+    resp.status_code = 401
+    if refusal.error == "use_dpop_nonce":
+        resp.headers["WWW-Authenticate"] = 'DPoP error="use_dpop_nonce"'
+        resp.headers["DPoP-Nonce"] = refusal.nonce
+    else:
+        resp.headers["WWW-Authenticate"] = f'DPoP error="{refusal.error}", algs="{" ".join(dpop.ALGORITHMS)}"'
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+def _challenge(error: OAuth2Error, scopes, scheme: str = "Bearer") -> Response:
+    """RFC 6750 section 3 error response with a WWW-Authenticate challenge (RFC 9449
+    section 7.1: the same parameters under the ``DPoP`` scheme for a DPoP request)."""
     if isinstance(error, InsufficientScopeError):
         status, code = 403, "insufficient_scope"
     else:
@@ -131,10 +329,12 @@ def _challenge(error: OAuth2Error, scopes) -> Response:
     parts = [f'realm="{REALM}"', f'error="{code}"', f'error_description="{description}"']
     if status == 403 and scopes:
         parts.append(f'scope="{scopes[0]}"')
+    if scheme == "DPoP":
+        parts.append(f'algs="{" ".join(dpop.ALGORITHMS)}"')
     body = {"error": code, "error_description": description}
     resp = jsonify(body)
     resp.status_code = status
-    resp.headers["WWW-Authenticate"] = "Bearer " + ", ".join(parts)
+    resp.headers["WWW-Authenticate"] = f"{scheme} " + ", ".join(parts)
     resp.headers["Cache-Control"] = "no-store"
     return resp
 
@@ -158,18 +358,26 @@ def create_app(as_url: str, gateway_url: str) -> Flask:
             stats["introspection_calls"] += 1
 
     validator = GatewayIntrospectValidator(f"{as_url}/oauth/introspect", gateway_url, count_introspection)
+    guard = ProofGuard()
     protector = ResourceProtector()
-    protector.register_token_validator(validator)
+    protector.register_token_validator(validator)  # the first one: Bearer challenges by default
+    protector.register_token_validator(
+        DPoPIntrospectValidator(f"{as_url}/oauth/introspect", gateway_url, count_introspection, guard)
+    )
 
     def authorize(scopes, require_user=False):
         """Returns (token, None) or (None, error_response)."""
+        scheme = request.headers.get("Authorization", "").split(None, 1)
+        dpop_scheme = len(scheme) == 2 and scheme[0].lower() == "dpop"
         try:
             token = protector.validate_request(
                 scopes, FlaskJsonRequest(request), require_user=require_user
             )
             return token, None
+        except DPoPRefusal as refusal:
+            return None, _dpop_challenge(refusal)
         except OAuth2Error as error:
-            return None, _challenge(error, scopes)
+            return None, _challenge(error, scopes, "DPoP" if dpop_scheme else "Bearer")
         except UpstreamError as e:
             with lock:
                 stats["upstream_errors"] += 1
@@ -179,6 +387,10 @@ def create_app(as_url: str, gateway_url: str) -> Flask:
 
     @app.after_request
     def record(resp):
+        # RFC 9449 section 9: a fresh nonce with every answer to a DPoP request while nonces are on
+        nonce = g.get("dpop_nonce")
+        if nonce and "DPoP-Nonce" not in resp.headers:
+            resp.headers["DPoP-Nonce"] = nonce
         if request.path.startswith("/admin/"):
             return resp
         route = request.url_rule.rule if request.url_rule else "(unmatched)"
@@ -291,13 +503,14 @@ def create_app(as_url: str, gateway_url: str) -> Flask:
         key = request.args.get("key", "default")
         header = request.headers.get("Last-Event-ID")
         scheme, _, credential = request.headers.get("Authorization", "").partition(" ")
-        entry = {"token": token_hash(credential.strip()) if scheme.lower() == "bearer" else None,
+        entry = {"token": token_hash(credential.strip()) if scheme.lower() in ("bearer", "dpop") else None,
                  "last_event_id": header, "status": None, "expires_at": None, "events": 0, "end": None}
         with lock:
             event_log.setdefault(key, []).append(entry)
         token, err = authorize(["device", "read"])
         if err is None and token.get("exp") is not None and float(token["exp"]) <= time.time():
-            err = _challenge(InvalidTokenError("The access token expired.", realm=REALM), ["device", "read"])
+            err = _challenge(InvalidTokenError("The access token expired.", realm=REALM), ["device", "read"],
+                             "DPoP" if scheme.lower() == "dpop" else "Bearer")
         if err:
             entry["status"] = err.status_code
             return err
@@ -478,7 +691,23 @@ def create_app(as_url: str, gateway_url: str) -> Flask:
     @app.post("/admin/reset")
     def admin_reset():
         reset()
+        guard.reset()
         return jsonify({"reset": True})
+
+    @app.route("/admin/dpop", methods=["GET", "POST"])
+    def admin_dpop():
+        # {"nonce": bool} (optional: missing = unchanged)
+        if request.method == "POST":
+            body = request.get_json(silent=True)
+            if body is None:
+                body = {k: request.values[k].lower() in ("1", "true", "on", "yes")
+                        for k in ("nonce",) if k in request.values}
+            if not isinstance(body, dict) or ("nonce" in body and not isinstance(body["nonce"], bool)):
+                return jsonify({"error": "invalid_request", "error_description": "nonce must be a boolean"}), 400
+            if "nonce" in body:
+                with guard.lock:
+                    guard.nonce_required = body["nonce"]
+        return jsonify(guard.snapshot())
 
     @app.before_request
     def admin_loopback_only():

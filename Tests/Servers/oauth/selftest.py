@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = os.path.join(HERE, "server.py")
@@ -129,6 +129,166 @@ class Servers:
             return None
 
 
+# ------------------------------------------------------------------ DPoP (RFC 9449)
+# The client half, for these tests only: P-256 keys and ES256 proofs made with joserfc
+# (authlib's own JOSE library, so it is installed with the servers).
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+class DPoPKey:
+    """A DPoP key pair and the proofs it signs."""
+
+    def __init__(self):
+        from joserfc.jwk import ECKey
+
+        self.key = ECKey.generate_key("P-256")
+        full = self.key.as_dict(private=False)
+        self.public = {k: full[k] for k in ("kty", "crv", "x", "y")}
+        canonical = json.dumps({k: self.public[k] for k in ("crv", "kty", "x", "y")}, separators=(",", ":"))
+        self.jkt = b64url(hashlib.sha256(canonical.encode()).digest())
+
+    def proof(self, method, url, token=None, nonce=None, iat=None, jti=None, header=None, claims=None, alg="ES256"):
+        from joserfc import jws
+
+        body = {"jti": jti or secrets.token_urlsafe(16), "htm": method, "htu": url.split("?")[0],
+                "iat": int(time.time()) if iat is None else iat}
+        if token is not None:
+            body["ath"] = b64url(hashlib.sha256(token.encode()).digest())
+        if nonce is not None:
+            body["nonce"] = nonce
+        body.update(claims or {})
+        protected = {"typ": "dpop+jwt", "alg": alg, "jwk": self.public, **(header or {})}
+        return jws.serialize_compact(protected, json.dumps(body).encode(), self.key, algorithms=[alg])
+
+
+def unsigned_proof(header, claims, signature=b""):
+    """A proof put together by hand (alg none, HMAC, broken signatures)."""
+    return ".".join([b64url(json.dumps(header).encode()), b64url(json.dumps(claims).encode()), b64url(signature)])
+
+
+# RFC 9449 section 4.1 (Figure 3, a token request) and section 7.1 (Figure 13, a resource
+# request with ath): the RFC's own example proofs, signed by its example key.
+RFC9449_TOKEN_PROOF = (
+    "eyJ0eXAiOiJkcG9wK2p3dCIsImFsZyI6IkVTMjU2IiwiandrIjp7Imt0eSI6IkVDIiwieCI6Imw4dEZyaHgtMzR0VjNoUklDUkRZOXpDa0RscEJo"
+    "RjQyVVFVZldWQVdCRnMiLCJ5IjoiOVZFNGpmX09rX282NHpiVFRsY3VOSmFqSG10NnY5VERWclUwQ2R2R1JEQSIsImNydiI6IlAtMjU2In19"
+    ".eyJqdGkiOiItQndDM0VTYzZhY2MybFRjIiwiaHRtIjoiUE9TVCIsImh0dSI6Imh0dHBzOi8vc2VydmVyLmV4YW1wbGUuY29tL3Rva2VuIiwiaW"
+    "F0IjoxNTYyMjYyNjE2fQ"
+    ".2-GxA6T8lP4vfrg8v-FdWP0A0zdrj8igiMLvqRMUvwnQg4PtFLbdLXiOSsX0x7NVY-FNyJK70nfbV37xRZT3Lg"
+)
+RFC9449_RESOURCE_PROOF = (
+    "eyJ0eXAiOiJkcG9wK2p3dCIsImFsZyI6IkVTMjU2IiwiandrIjp7Imt0eSI6IkVDIiwieCI6Imw4dEZyaHgtMzR0VjNoUklDUkRZOXpDa0RscEJo"
+    "RjQyVVFVZldWQVdCRnMiLCJ5IjoiOVZFNGpmX09rX282NHpiVFRsY3VOSmFqSG10NnY5VERWclUwQ2R2R1JEQSIsImNydiI6IlAtMjU2In19"
+    ".eyJqdGkiOiJlMWozVl9iS2ljOC1MQUVCIiwiaHRtIjoiR0VUIiwiaHR1IjoiaHR0cHM6Ly9yZXNvdXJjZS5leGFtcGxlLm9yZy9wcm90ZWN0ZW"
+    "RyZXNvdXJjZSIsImlhdCI6MTU2MjI2MjYxOCwiYXRoIjoiZlVIeU8ycjJaM0RaNTNFc05yV0JiMHhXWG9hTnk1OUlpS0NBcWtzbVFFbyJ9"
+    ".2oW9RP35yRqzhrtNP86L-Ey71EOptxRimPPToA1plemAgR6pxHF8y6-yqyVnmcw6Fy1dqd-jfxSYoMxhAJpLjA"
+)
+RFC9449_ACCESS_TOKEN = "Kz~8mXK1EalYznwH-LC-1fBAo.4Ljp~zsPE_NeO.gxU"
+RFC9449_JKT = "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"
+# RFC 7638 section 3.1: an RSA key and its thumbprint
+RFC7638_JWK = {
+    "kty": "RSA",
+    "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMs"
+         "tn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL"
+         "5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw",
+    "e": "AQAB",
+    "alg": "RS256",
+    "kid": "2011-04-29",
+}
+RFC7638_THUMBPRINT = "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"
+
+
+def dpop_vectors():
+    """The verifier (dpop.py) and the independent one (pydpop) on the RFCs' examples."""
+    sys.path.insert(0, HERE)
+    import dpop
+
+    def refused(name, fn, error=dpop.ProofError):
+        try:
+            fn()
+            check(name, False, "accepted")
+        except error:
+            check(name, True)
+
+    token_url, resource_url = "https://server.example.com/token", "https://resource.example.org/protectedresource"
+    p = dpop.verify_proof(RFC9449_TOKEN_PROOF, method="POST", url=token_url, now=1562262616)
+    check("RFC 9449 4.1 example proof verifies", p.jkt == RFC9449_JKT and p.jti == "-BwC3ESc6acc2lTc", p)
+    p = dpop.verify_proof(RFC9449_TOKEN_PROOF, method="POST", url="HTTPS://Server.Example.COM:443/token?x=1", now=1562262676)
+    check("RFC 9449 4.1 proof: htu normalised (case, default port, query), iat + 60 s", p.jkt == RFC9449_JKT, p)
+    refused("RFC 9449 4.1 proof 61 s later refused",
+            lambda: dpop.verify_proof(RFC9449_TOKEN_PROOF, method="POST", url=token_url, now=1562262677))
+    refused("RFC 9449 4.1 proof for GET refused",
+            lambda: dpop.verify_proof(RFC9449_TOKEN_PROOF, method="GET", url=token_url, now=1562262616))
+    refused("RFC 9449 4.1 proof for another URI refused",
+            lambda: dpop.verify_proof(RFC9449_TOKEN_PROOF, method="POST", url=token_url + "2", now=1562262616))
+    p = dpop.verify_proof(RFC9449_RESOURCE_PROOF, method="GET", url=resource_url,
+                          access_token=RFC9449_ACCESS_TOKEN, now=1562262618)
+    check("RFC 9449 7.1 example proof verifies with its ath", p.jkt == RFC9449_JKT
+          and p.claims["ath"] == dpop.access_token_hash(RFC9449_ACCESS_TOKEN), p)
+    refused("RFC 9449 7.1 proof with another access token refused",
+            lambda: dpop.verify_proof(RFC9449_RESOURCE_PROOF, method="GET", url=resource_url,
+                                      access_token=RFC9449_ACCESS_TOKEN + "x", now=1562262618))
+    refused("RFC 9449 7.1 proof without the nonce asked for -> use_dpop_nonce",
+            lambda: dpop.verify_proof(RFC9449_RESOURCE_PROOF, method="GET", url=resource_url,
+                                      nonces=("n1",), now=1562262618), dpop.NonceRequired)
+    head, claims, sig = RFC9449_RESOURCE_PROOF.split(".")
+    tampered = f"{head}.{claims}.{sig[:-2]}{'AA' if sig[-2:] != 'AA' else 'BA'}"
+    refused("RFC 9449 7.1 proof with a changed signature refused",
+            lambda: dpop.verify_proof(tampered, method="GET", url=resource_url, now=1562262618))
+    check("RFC 7638 3.1 thumbprint", dpop.jwk_thumbprint(RFC7638_JWK) == RFC7638_THUMBPRINT)
+    check("RFC 9449 ath of the example token", dpop.access_token_hash(RFC9449_ACCESS_TOKEN)
+          == "fUHyO2r2Z3DZ53EsNrWBb0xWXoaNy59IiKCAqksmQEo")
+    key = DPoPKey()
+    base = {"jti": "j", "htm": "GET", "htu": resource_url, "iat": 1562262618}
+    for name, proof in [
+        ("alg none", unsigned_proof({"typ": "dpop+jwt", "alg": "none", "jwk": key.public}, base)),
+        ("alg HS256", unsigned_proof({"typ": "dpop+jwt", "alg": "HS256", "jwk": key.public}, base, b"x" * 32)),
+        ("typ JWT", key.proof("GET", resource_url, iat=1562262618, header={"typ": "JWT"})),
+        ("a private key in jwk", key.proof("GET", resource_url, iat=1562262618,
+                                             header={"jwk": key.key.as_dict(private=True)})),
+        ("another key's jwk", key.proof("GET", resource_url, iat=1562262618, header={"jwk": DPoPKey().public})),
+        ("no jti", key.proof("GET", resource_url, iat=1562262618, claims={"jti": None})),
+        ("a non-integer iat", key.proof("GET", resource_url, iat=1562262618.5)),
+        ("not a JWS", "not.a-proof"),
+    ]:
+        refused(f"proof with {name} refused", lambda: dpop.verify_proof(proof, method="GET", url=resource_url,
+                                                                       now=1562262618))
+    cache = dpop.ReplayCache(window=60, capacity=3)
+    check("replay cache: first use, then a replay", cache.use("a", 100, now=100) and not cache.use("a", 100, now=150))
+    check("replay cache: forgets after the window", cache.use("a", 100, now=162))
+    for j in "bcd":
+        cache.use(j, 200, now=200)
+    check("replay cache: bounded in size", len(cache) == 3 and cache.evicted == 1, (len(cache), cache.evicted))
+    try:
+        import pydpop
+    except ImportError:
+        check("pydpop installed (pip install -r requirements.txt)", False)
+        return
+    import gateway
+
+    independent = gateway.IndependentVerifier()
+    mine = dpop.verify_proof(RFC9449_RESOURCE_PROOF, method="GET", url=resource_url,
+                             access_token=RFC9449_ACCESS_TOKEN, now=1562262618)
+    check("independent verifier agrees on the RFC 9449 7.1 example", independent.check(
+        RFC9449_RESOURCE_PROOF, "GET", resource_url, RFC9449_ACCESS_TOKEN, mine, RFC9449_JKT, 1562262618, None) is None)
+    verdict = independent.check(RFC9449_RESOURCE_PROOF, "POST", resource_url, RFC9449_ACCESS_TOKEN, mine, RFC9449_JKT,
+                                1562262618, None)
+    check("independent verifier: a disagreement gives its reason", verdict == "htm mismatch", verdict)
+    verdict = independent.check(RFC9449_RESOURCE_PROOF, "GET", resource_url, RFC9449_ACCESS_TOKEN, mine, RFC9449_JKT,
+                                1562262618, None)
+    check("independent verifier: its own replay store", verdict == "replayed jti", verdict)
+    verdict = gateway.IndependentVerifier().check(RFC9449_RESOURCE_PROOF, "GET", resource_url, RFC9449_ACCESS_TOKEN,
+                                                  mine, "other-jkt", 1562262618, None)
+    check("independent verifier: its thumbprint is compared with cnf.jkt", verdict is not None and "cnf.jkt" in verdict,
+          verdict)
+    r = pydpop.verify_proof(proof=RFC9449_TOKEN_PROOF, htm="POST", htu=token_url, now=1562262616)
+    check("pydpop agrees on the RFC 9449 4.1 example", r["jwk_thumbprint"] == RFC9449_JKT, r)
+    r = pydpop.verify_proof(proof=RFC9449_RESOURCE_PROOF, htm="GET", htu=resource_url,
+                            access_token=RFC9449_ACCESS_TOKEN, now=1562262618)
+    check("pydpop agrees on the RFC 9449 7.1 example", r["jwk_thumbprint"] == RFC9449_JKT, r)
+
+
 def pid_alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -145,6 +305,7 @@ def main():
     args = ap.parse_args()
     VERBOSE = args.verbose
 
+    dpop_vectors()
     srv = Servers(["--token-lifetime", "3"])
     A, G = srv.as_url, srv.gw_url
     TOKEN = f"{A}/oauth/token"
@@ -615,6 +776,265 @@ def main():
         s = http("GET", f"{A}/admin/stats").json
         check("token requests counted", s["token_requests"] == 4 and s["token_faults"] == 3 and s["grants_total"] == 1, s)
         check("token request times", http("GET", f"{A}/admin/token-requests").json["count"] == 4)
+
+        # ------------------------------------------------------------ DPoP (RFC 9449)
+        http("POST", f"{A}/admin/lifetime?seconds=120")
+        http("POST", f"{A}/admin/reset")
+        http("POST", f"{G}/admin/reset")
+        DPOP_INVALID = 'DPoP error="invalid_dpop_proof", algs="ES256"'
+        DPOP_TOKEN = 'DPoP error="invalid_token", algs="ES256"'
+        r = http("GET", f"{A}/admin/dpop")
+        check("AS admin/dpop starts off", r.json == {"require": False, "nonce": False, "proofs_accepted": 0,
+                                                     "proofs_refused": 0, "nonce_challenges": 0}, r)
+        r = http("GET", f"{G}/admin/dpop")
+        check("gateway admin/dpop starts off", r.json == {"nonce": False, "proofs_accepted": 0, "proofs_refused": 0,
+                                                          "replays_refused": 0, "nonce_challenges": 0, "distinct_jti": 0,
+                                                          "independent_accepted": 0, "independent_refused": 0}, r)
+        r = http("GET", f"{A}/.well-known/oauth-authorization-server")
+        check("metadata: dpop_signing_alg_values_supported", r.json.get("dpop_signing_alg_values_supported") == ["ES256"], r)
+
+        key, other = DPoPKey(), DPoPKey()
+        cc = {"grant_type": "client_credentials", "scope": "device read"}
+        r = http("POST", TOKEN, form=cc, basic=DEVICE, headers={"DPoP": key.proof("POST", TOKEN)})
+        check("DPoP client_credentials: token_type DPoP", r.status == 200 and r.json["token_type"] == "DPoP"
+              and r.json["expires_in"] == 120 and "dpop-nonce" not in r.headers, r)
+        dat = r.json["access_token"]
+        ir = introspect(dat).json
+        check("DPoP introspection: token_type DPoP and cnf.jkt", ir["active"] and ir["token_type"] == "DPoP"
+              and ir["cnf"] == {"jkt": key.jkt}, ir)
+        r = http("POST", TOKEN, form=cc, basic=DEVICE)
+        check("no DPoP header: Bearer as before", r.status == 200 and r.json["token_type"] == "Bearer"
+              and "cnf" not in introspect(r.json["access_token"]).json, r)
+        plain_at = r.json["access_token"]
+
+        INFO = f"{G}/api/device/info"
+
+        def dget(url, token, proof=None, scheme="DPoP", method="GET", extra=None):
+            headers = {"Authorization": f"{scheme} {token}", **(extra or {})}
+            if proof is not None:
+                headers["DPoP"] = proof
+            return http(method, url, headers=headers)
+
+        r = dget(INFO, dat, key.proof("GET", INFO, token=dat))
+        check("gateway: DPoP token + proof -> 200", r.status == 200 and r.json["client_id"] == "courier-device", r)
+        replayed = key.proof("GET", INFO, token=dat)
+        r = dget(INFO, dat, replayed)
+        check("gateway: a fresh proof -> 200", r.status == 200, r)
+        r = dget(INFO, dat, replayed)
+        check("gateway: replayed proof -> 401 invalid_dpop_proof", r.status == 401
+              and r.headers.get("www-authenticate") == DPOP_INVALID and r.json["error"] == "invalid_dpop_proof", r)
+        r = dget(INFO, dat, key.proof("GET", f"{G}/api/user/profile", token=dat))
+        check("gateway: proof for another URL -> 401", r.status == 401 and r.headers.get("www-authenticate") == DPOP_INVALID, r)
+        r = dget(INFO, dat, key.proof("POST", INFO, token=dat))
+        check("gateway: proof for another method -> 401", r.status == 401 and r.headers.get("www-authenticate") == DPOP_INVALID, r)
+        r = dget(INFO + "?x=1", dat, key.proof("GET", INFO, token=dat))
+        check("gateway: htu without the query -> 200", r.status == 200, r)
+        r = dget(INFO, dat, key.proof("GET", INFO, token=dat), scheme="Bearer")
+        check("gateway: stolen DPoP token as Bearer -> 401 DPoP invalid_token", r.status == 401
+              and r.headers.get("www-authenticate") == DPOP_TOKEN, r)
+        r = dget(INFO, dat, scheme="Bearer")
+        check("gateway: DPoP token as Bearer without proof -> 401 DPoP invalid_token", r.status == 401
+              and r.headers.get("www-authenticate") == DPOP_TOKEN, r)
+        r = dget(INFO, dat)
+        check("gateway: DPoP token without a proof -> 401 invalid_token", r.status == 401
+              and r.headers.get("www-authenticate") == DPOP_TOKEN, r)
+        r = dget(INFO, dat, other.proof("GET", INFO, token=dat))
+        check("gateway: stolen token with another key's proof -> 401", r.status == 401
+              and r.headers.get("www-authenticate") == DPOP_INVALID, r)
+        r = dget(INFO, dat, key.proof("GET", INFO, token=plain_at))
+        check("gateway: ath of another token -> 401", r.status == 401 and r.headers.get("www-authenticate") == DPOP_INVALID, r)
+        r = dget(INFO, dat, key.proof("GET", INFO))
+        check("gateway: proof without ath -> 401", r.status == 401 and r.headers.get("www-authenticate") == DPOP_INVALID, r)
+        r = dget(INFO, dat, key.proof("GET", INFO, token=dat, iat=int(time.time()) - 300))
+        check("gateway: proof 5 minutes old -> 401", r.status == 401 and r.headers.get("www-authenticate") == DPOP_INVALID, r)
+        r = dget(INFO, "garbage", key.proof("GET", INFO, token="garbage"))
+        check("gateway: unknown token with DPoP -> 401 invalid_token", r.status == 401
+              and r.headers.get("www-authenticate") == DPOP_TOKEN, r)
+        r = dget(INFO, plain_at, key.proof("GET", INFO, token=plain_at))
+        check("gateway: a Bearer token sent as DPoP -> 401 invalid_token", r.status == 401
+              and r.headers.get("www-authenticate") == DPOP_TOKEN, r)
+        r = http("GET", INFO, bearer=plain_at)
+        check("gateway: Bearer token still 200", r.status == 200, r)
+        r = dget(f"{G}/api/user/profile", dat, key.proof("GET", f"{G}/api/user/profile", token=dat))
+        www = r.headers.get("www-authenticate", "")
+        check("gateway: DPoP client token on a user route -> 403 DPoP insufficient_scope", r.status == 403
+              and www.startswith("DPoP ") and 'error="insufficient_scope"' in www and 'algs="ES256"' in www, r)
+        parts = urlsplit(INFO)
+        conn = httpclient.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        try:
+            conn.putrequest("GET", parts.path)
+            conn.putheader("Authorization", f"DPoP {dat}")
+            conn.putheader("DPoP", key.proof("GET", INFO, token=dat))
+            conn.putheader("DPoP", key.proof("GET", INFO, token=dat))
+            conn.endheaders()
+            two = conn.getresponse()
+            check("gateway: two DPoP headers -> 401 invalid_dpop_proof", two.status == 401
+                  and two.getheader("WWW-Authenticate") == DPOP_INVALID)
+        finally:
+            conn.close()
+        front = "https://" + G.split("://", 1)[1]
+        r = dget(INFO, dat, key.proof("GET", front + "/api/device/info", token=dat), extra={"X-Forwarded-Proto": "https"})
+        check("gateway behind a TLS front: htu https://Host/path -> 200", r.status == 200, r)
+        payload = b'{"dpop": true}'
+
+        # password grant, refresh bound to the key, user routes
+        pw = {"grant_type": "password", "username": "alice", "password": "wonderland"}
+        r = http("POST", TOKEN, form=pw, basic=USER, headers={"DPoP": key.proof("POST", TOKEN)})
+        check("DPoP password grant: DPoP token + refresh token", r.status == 200 and r.json["token_type"] == "DPoP"
+              and r.json.get("refresh_token"), r)
+        alice_dpop = r.json
+        ir = introspect(alice_dpop["refresh_token"], hint="refresh_token").json
+        check("refresh token introspection carries cnf.jkt", ir["active"] and ir.get("cnf") == {"jkt": key.jkt}
+              and "token_type" not in ir, ir)
+        r = dget(f"{G}/api/user/profile", alice_dpop["access_token"],
+                 key.proof("GET", f"{G}/api/user/profile", token=alice_dpop["access_token"]))
+        check("gateway: DPoP user token -> profile 200", r.status == 200 and r.json["username"] == "alice", r)
+        r = http("POST", f"{G}/api/user/echo", raw=payload, headers={
+            "Authorization": f"DPoP {alice_dpop['access_token']}", "Content-Type": "application/json",
+            "DPoP": key.proof("POST", f"{G}/api/user/echo", token=alice_dpop["access_token"])})
+        check("gateway: DPoP POST echo 200", r.status == 200 and r.body == payload, r)
+        refresh = {"grant_type": "refresh_token", "refresh_token": alice_dpop["refresh_token"]}
+        r = http("POST", TOKEN, form=refresh, basic=USER)
+        check("bound refresh token without a proof -> 400 invalid_dpop_proof", r.status == 400
+              and r.json["error"] == "invalid_dpop_proof", r)
+        r = http("POST", TOKEN, form=refresh, basic=USER, headers={"DPoP": other.proof("POST", TOKEN)})
+        check("bound refresh token with another key's proof -> 400 invalid_dpop_proof", r.status == 400
+              and r.json["error"] == "invalid_dpop_proof", r)
+        r = http("POST", TOKEN, form=refresh, basic=USER, headers={"DPoP": key.proof("POST", TOKEN)})
+        check("bound refresh token with its key -> 200 DPoP", r.status == 200 and r.json["token_type"] == "DPoP", r)
+        check("refreshed token bound to the same key", introspect(r.json["access_token"]).json.get("cnf") == {"jkt": key.jkt})
+        r = http("POST", TOKEN, form={"grant_type": EXCHANGE, "subject_token": alice_dpop["access_token"],
+                                      "subject_token_type": AT_TYPE}, basic=USER, headers={"DPoP": other.proof("POST", TOKEN)})
+        check("DPoP token exchange: bound to the requester's key", r.status == 200 and r.json["token_type"] == "DPoP"
+              and introspect(r.json["access_token"]).json.get("cnf") == {"jkt": other.jkt}, r)
+        verifier, challenge = pkce_pair()
+        _, _, q = authorize("courier-public", "courier://callback", challenge, state="dp")
+        r = http("POST", TOKEN, form={"grant_type": "authorization_code", "code": q["code"], "client_id": "courier-public",
+                                      "redirect_uri": "courier://callback", "code_verifier": verifier},
+                 headers={"DPoP": key.proof("POST", TOKEN)})
+        check("DPoP authorization_code (public client): DPoP token", r.status == 200 and r.json["token_type"] == "DPoP", r)
+        pub_dpop = r.json
+        r = http("POST", TOKEN, form={"grant_type": "refresh_token", "refresh_token": pub_dpop["refresh_token"],
+                                      "client_id": "courier-public"}, headers={"DPoP": key.proof("POST", TOKEN)})
+        check("public client: bound refresh with its key -> 200", r.status == 200 and r.json["token_type"] == "DPoP", r)
+
+        # the token endpoint's own checks
+        replayed = key.proof("POST", TOKEN)
+        http("POST", TOKEN, form=cc, basic=DEVICE, headers={"DPoP": replayed})
+        for name, proof in [
+            ("a replayed proof", replayed),
+            ("a proof for another URL", key.proof("POST", f"{A}/oauth/introspect")),
+            ("a proof for GET", key.proof("GET", TOKEN)),
+            ("alg none", unsigned_proof({"typ": "dpop+jwt", "alg": "none", "jwk": key.public},
+                                        {"jti": "n", "htm": "POST", "htu": TOKEN, "iat": int(time.time())})),
+            ("a stale iat", key.proof("POST", TOKEN, iat=int(time.time()) - 120)),
+        ]:
+            r = http("POST", TOKEN, form=cc, basic=DEVICE, headers={"DPoP": proof})
+            check(f"token endpoint: {name} -> 400 invalid_dpop_proof", r.status == 400
+                  and r.json["error"] == "invalid_dpop_proof" and r.json.get("error_description"), r)
+        r = http("POST", TOKEN, form=cc, basic=DEVICE, headers={"DPoP": key.proof("POST", "https://" + TOKEN.split("://")[1]),
+                                                                "X-Forwarded-Proto": "https"})
+        check("token endpoint behind a TLS front: htu https -> 200", r.status == 200 and r.json["token_type"] == "DPoP", r)
+
+        # nonces at the token endpoint
+        r = http("POST", f"{A}/admin/dpop", raw=b'{"nonce": true}', headers={"Content-Type": "application/json"})
+        check("AS admin/dpop nonce on", r.status == 200 and r.json["nonce"] is True and r.json["require"] is False, r)
+        r = http("POST", TOKEN, form=cc, basic=DEVICE, headers={"DPoP": key.proof("POST", TOKEN)})
+        as_nonce = r.headers.get("dpop-nonce")
+        check("token endpoint: no nonce -> 400 use_dpop_nonce + DPoP-Nonce", r.status == 400
+              and r.json["error"] == "use_dpop_nonce" and as_nonce, r)
+        r = http("POST", TOKEN, form=cc, basic=DEVICE, headers={"DPoP": key.proof("POST", TOKEN, nonce=as_nonce)})
+        check("token endpoint: proof with the nonce -> 200, DPoP-Nonce again", r.status == 200
+              and r.json["token_type"] == "DPoP" and r.headers.get("dpop-nonce") == as_nonce, r)
+        dat = r.json["access_token"]
+        r = http("POST", TOKEN, form=cc, basic=DEVICE, headers={"DPoP": key.proof("POST", TOKEN, nonce="stale")})
+        check("token endpoint: a wrong nonce -> use_dpop_nonce", r.status == 400 and r.json["error"] == "use_dpop_nonce", r)
+        r = http("POST", TOKEN, form=cc, basic=DEVICE)
+        check("token endpoint: nonces on, no proof -> Bearer", r.status == 200 and r.json["token_type"] == "Bearer", r)
+        r = http("POST", f"{A}/admin/dpop", raw=b'{"require": true, "nonce": false}', headers={"Content-Type": "application/json"})
+        check("AS admin/dpop require on", r.json["require"] is True and r.json["nonce"] is False, r)
+        r = http("POST", TOKEN, form=cc, basic=DEVICE)
+        check("DPoP required, no proof -> 400 invalid_dpop_proof", r.status == 400 and r.json == {
+            "error": "invalid_dpop_proof", "error_description": "a DPoP proof is required"}, r)
+        r = http("POST", TOKEN, form=cc, basic=DEVICE, headers={"DPoP": key.proof("POST", TOKEN)})
+        check("DPoP required, proof -> 200", r.status == 200 and r.json["token_type"] == "DPoP", r)
+        s = http("GET", f"{A}/admin/dpop").json
+        check("AS DPoP counters", s["nonce_challenges"] == 2 and s["proofs_refused"] == 8 and s["proofs_accepted"] == 10, s)
+        r = http("POST", f"{A}/admin/dpop", raw=b'{"require": "yes"}', headers={"Content-Type": "application/json"})
+        check("AS admin/dpop refuses a non-boolean", r.status == 400, r)
+
+        # nonces at the gateway (its own)
+        r = http("POST", f"{G}/admin/dpop", raw=b'{"nonce": true}', headers={"Content-Type": "application/json"})
+        check("gateway admin/dpop nonce on", r.status == 200 and r.json["nonce"] is True, r)
+        r = dget(INFO, dat, key.proof("GET", INFO, token=dat))
+        gw_nonce = r.headers.get("dpop-nonce")
+        check("gateway: no nonce -> 401 use_dpop_nonce + DPoP-Nonce", r.status == 401
+              and r.headers.get("www-authenticate") == 'DPoP error="use_dpop_nonce"' and gw_nonce
+              and r.json["error"] == "use_dpop_nonce", r)
+        check("gateway nonce is its own", gw_nonce != as_nonce)
+        r = dget(INFO, dat, key.proof("GET", INFO, token=dat, nonce=gw_nonce))
+        check("gateway: proof with the nonce -> 200 + DPoP-Nonce", r.status == 200 and r.headers.get("dpop-nonce") == gw_nonce, r)
+        r = dget(INFO, dat, key.proof("GET", INFO, token=dat, nonce=as_nonce))
+        check("gateway: the AS's nonce -> use_dpop_nonce", r.status == 401 and r.json["error"] == "use_dpop_nonce", r)
+        r = http("GET", INFO, bearer=plain_at)
+        check("gateway: nonces on, Bearer unchanged", r.status == 200 and "dpop-nonce" not in r.headers, r)
+        g = http("GET", f"{G}/admin/dpop").json
+        check("gateway DPoP counters", g["nonce_challenges"] == 2 and g["replays_refused"] == 1
+              and g["proofs_accepted"] == 8 and g["independent_accepted"] == 8 and g["independent_refused"] == 0
+              and g["proofs_refused"] == 8 and g["distinct_jti"] == 9, g)
+
+        http("POST", f"{A}/admin/reset")
+        http("POST", f"{G}/admin/reset")
+        check("AS reset turns DPoP off", http("GET", f"{A}/admin/dpop").json == {
+            "require": False, "nonce": False, "proofs_accepted": 0, "proofs_refused": 0, "nonce_challenges": 0})
+        g = http("GET", f"{G}/admin/dpop").json
+        check("gateway reset turns DPoP off", g["nonce"] is False and g["proofs_accepted"] == 0 and g["distinct_jti"] == 0, g)
+        r = http("POST", TOKEN, form=cc, basic=DEVICE)
+        check("after reset: Bearer without a proof", r.status == 200 and r.json["token_type"] == "Bearer", r)
+
+        # ------------------------------------- certificate-bound tokens (RFC 8705)
+        # The TLS front forwards the client certificate it verified as URL-escaped PEM in
+        # X-Client-Cert (nginx: $ssl_client_escaped_cert); these requests play the front.
+        def client_cert():
+            import datetime
+
+            from cryptography import x509
+            from cryptography.hazmat.primitives import hashes, serialization
+            from cryptography.hazmat.primitives.asymmetric import ec
+            from cryptography.x509.oid import NameOID
+
+            k = ec.generate_private_key(ec.SECP256R1())
+            name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "courier-selftest-client")])
+            now = datetime.datetime.now(datetime.timezone.utc)
+            cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(k.public_key())
+                    .serial_number(x509.random_serial_number()).not_valid_before(now)
+                    .not_valid_after(now + datetime.timedelta(days=1)).sign(k, hashes.SHA256()))
+            pem = cert.public_bytes(serialization.Encoding.PEM).decode()
+            x5t = b64url(hashlib.sha256(cert.public_bytes(serialization.Encoding.DER)).digest())
+            return quote(pem, safe=""), x5t
+
+        cert, cert_x5t = client_cert()
+        other_cert, _ = client_cert()
+        r = http("POST", TOKEN, form={"grant_type": "client_credentials"}, basic=DEVICE, headers={"X-Client-Cert": cert})
+        check("mTLS: token_type stays Bearer", r.status == 200 and r.json["token_type"] == "Bearer", r)
+        mtls_at = r.json["access_token"]
+        check("mTLS: introspection has cnf.x5t#S256", introspect(mtls_at).json.get("cnf") == {"x5t#S256": cert_x5t})
+        r = http("GET", INFO, bearer=mtls_at, headers={"X-Client-Cert": cert})
+        check("mTLS: gateway with the same certificate -> 200", r.status == 200, r)
+        r = http("GET", INFO, bearer=mtls_at, headers={"X-Client-Cert": other_cert})
+        check("mTLS: gateway with another certificate -> 401 invalid_token", r.status == 401
+              and r.json["error"] == "invalid_token" and r.headers.get("www-authenticate", "").startswith("Bearer "), r)
+        r = http("GET", INFO, bearer=mtls_at)
+        check("mTLS: gateway without a certificate -> 401 invalid_token", r.status == 401, r)
+        r = http("GET", INFO, bearer=plain_at, headers={"X-Client-Cert": cert})
+        check("mTLS: an unbound token with a certificate -> 200", r.status == 200, r)
+        r = http("POST", TOKEN, form=cc, basic=DEVICE, headers={"X-Client-Cert": cert, "DPoP": key.proof("POST", TOKEN)})
+        both = r.json["access_token"]
+        check("mTLS + DPoP: cnf has both", introspect(both).json.get("cnf") == {"jkt": key.jkt, "x5t#S256": cert_x5t})
+        r = dget(INFO, both, key.proof("GET", INFO, token=both), extra={"X-Client-Cert": cert})
+        check("mTLS + DPoP: gateway 200", r.status == 200, r)
+        r = dget(INFO, both, key.proof("GET", INFO, token=both))
+        check("mTLS + DPoP: no certificate -> 401", r.status == 401 and r.json["error"] == "invalid_token", r)
 
         # ------------------------------------------------------------ concurrency
         def burst(n, fn):

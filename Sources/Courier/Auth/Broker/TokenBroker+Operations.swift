@@ -30,9 +30,9 @@ extension TokenBroker {
         let result: Result<TokenStoreEntry, any Error>
         do {
             if let sharedStore {
-                result = .success(try await sharedStore.entry(for: storeKey))
+                result = .success(usable(try await sharedStore.entry(for: storeKey)))
             } else {
-                result = .success(TokenStoreEntry(token: try await store.token(for: storeKey), version: 0))
+                result = .success(usable(TokenStoreEntry(token: try await store.token(for: storeKey), version: 0)))
             }
         } catch {
             result = .failure(error)
@@ -44,7 +44,7 @@ extension TokenBroker {
         let result: Result<TokenStoreEntry, any Error>
         do {
             guard let sharedStore else { throw CourierError(kind: .tokenStoreFailed, message: "no shared store") }
-            result = .success(try await sharedStore.entry(for: storeKey))
+            result = .success(usable(try await sharedStore.entry(for: storeKey)))
         } catch {
             result = .failure(error)
         }
@@ -78,7 +78,7 @@ extension TokenBroker {
             level: level,
             current: current,
             reason: reason,
-            endpoint: endpoint,
+            endpoint: configuredKey == nil ? endpoint : endpoint.proving(with: proofKey(replacing: current)),
             logger: logger,
             userTokenSource: userTokenSource
         )

@@ -277,4 +277,27 @@ extension AuthenticationChallenge {
             return error == OAuth2Error.Code.invalidToken.rawValue
         }
     }
+
+    /// Whether a 401 for a DPoP-bound token asks for a new token: no challenge, or a `DPoP` (or
+    /// `Bearer`) challenge without an error or with `invalid_token` (RFC 9449 §7.1). A
+    /// `use_dpop_nonce` or `invalid_dpop_proof` challenge does not: a new token would not
+    /// change the answer.
+    static func asksForNewToken(_ fields: HTTPFields) -> Bool {
+        guard let challenges = try? checkedChallenges(in: fields) else { return false }
+        guard !challenges.isEmpty else { return true }
+        return challenges.contains { challenge in
+            guard challenge.hasScheme("DPoP") || challenge.hasScheme("Bearer") else { return false }
+            guard let error = challenge.parameters["error"] else { return true }
+            return error == OAuth2Error.Code.invalidToken.rawValue
+        }
+    }
+
+    /// Whether a 401 asks for a proof with the server's nonce: a `DPoP` challenge with
+    /// `error="use_dpop_nonce"` (RFC 9449 §9).
+    static func asksForDPoPNonce(_ fields: HTTPFields) -> Bool {
+        guard let challenges = try? checkedChallenges(in: fields) else { return false }
+        return challenges.contains {
+            $0.hasScheme("DPoP") && $0.parameters["error"] == OAuth2Error.Code.useDPoPNonce.rawValue
+        }
+    }
 }

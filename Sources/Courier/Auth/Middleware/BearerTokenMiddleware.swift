@@ -10,11 +10,15 @@ protocol CredentialPolicy: Sendable {
 
 extension CredentialPolicy {
     /// Throws unless a credential may be attached to `request`: it must not set
-    /// `Authorization` itself (Courier owns it), and its host must be allowed credentials.
-    /// Call it before obtaining the credential, so that nothing is fetched for a refused host.
+    /// `Authorization` or `DPoP` itself (Courier owns them), and its host must be allowed
+    /// credentials. Call it before obtaining the credential, so that nothing is fetched for a
+    /// refused host.
     func checkAuthorizable(_ request: HTTPRequest) throws {
         guard request.headerFields[.authorization] == nil else {
             throw CourierError.reservedHeader("Authorization is owned by Courier; a request may not set it")
+        }
+        guard request.headerFields[.dpop] == nil else {
+            throw CourierError.reservedHeader("DPoP is owned by Courier; a request may not set it")
         }
         try checkCredentialTarget(request)
     }
@@ -36,6 +40,8 @@ extension CredentialPolicy {
 ///   redirects never carry the token across origins) goes to the caller: it renews nothing.
 /// - Renewing goes through the broker's token endpoint, which is not behind this
 ///   middleware: no recursion.
+/// - A token bound to a DPoP key goes as `Authorization: DPoP <token>` with a fresh proof of
+///   that key for this send (`BearerTokenMiddleware+DPoP.swift`), and never with another key's.
 ///
 /// On the sessions that every user of a ``ResourceAccess`` shares, the middleware holds no
 /// broker: each request names its user's broker in ``MiddlewareContext/userCredential``.
@@ -65,6 +71,9 @@ struct BearerTokenMiddleware: Middleware {
             throw CourierError(kind: .userNotAuthenticated, message: "the request names no user")
         }
         let sent = try await broker.token()
+        if sent.token.keyThumbprint != nil {
+            return try await sendProven(request, with: sent, from: broker, body: body, context: context, next: next)
+        }
         var authorized = request
         authorized.headerFields[.authorization] = sent.authorizationValue
         let response = try await next(authorized, body, context)

@@ -136,6 +136,7 @@ struct ChallengeMiddleware: Middleware {
         }
         var plain = request
         plain.headerFields[.authorization] = nil
+        plain.headerFields[.dpop] = nil
         let host = authority.host
         guard
             let credential = try await provider.credential(
@@ -151,6 +152,7 @@ struct ChallengeMiddleware: Middleware {
             }
             var answered = request
             answered.headerFields[.authorization] = value
+            answered.headerFields[.dpop] = nil  // a proof goes only with the token it was made for
             attempt.attempt += 1
             let restarted = try await next(answered, body, attempt)
             guard restarted.status.code == 401 else { return restarted }

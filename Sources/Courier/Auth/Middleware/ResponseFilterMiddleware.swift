@@ -70,6 +70,7 @@ struct ResponseFilterMiddleware: Middleware {
             let response = try await next(current, body, attempt)
             var shown = current
             shown.headerFields[.authorization] = nil
+            shown.headerFields[.dpop] = nil
             guard case .restart(let fields) = try await filter.decide(about: response, for: shown) else {
                 return response
             }
