@@ -20,7 +20,7 @@ case "$sanitizer" in
 esac
 # (Suites that measure timing to the millisecond, such as StallTimeoutPrecisionTests, stay out:
 # a sanitizer slows every thread.)
-suites='SessionTests|ResponseHeadTests|NetworkTaskTests|OriginQueueTests|EasyHandleReuseTests|ReceiveBufferTests|StreamingTests|EventStreamDeliveryTests|TransportIntegrationTests|MiddlewareTests|HTTP2Tests|SecurityPinningTests|AuthBroker|AuthClient|AuthTokenStore|TokenStoreKeyRotation|AuthSharedStore|AuthFileStoreSharing|Concurrency|LoopShutdownTests|RedirectTests|TimeoutTests|ServiceLifecycleTests|ObservabilityTracingTests|TransferStateMachineTests|TransportExecutorTests|FullDuplexTests|TrailerTests|RefusedStreamTests|MalformedResponseTests|SQLiteStore|EventStreamTests|CookieSessionTests|CacheIntegrationTests'
+suites='SessionTests|ResponseHeadTests|NetworkTaskTests|OriginQueueTests|EasyHandleReuseTests|ReceiveBufferTests|StreamingTests|EventStreamDeliveryTests|TransportIntegrationTests|MiddlewareTests|HTTP2Tests|SecurityPinningTests|TrustRotationTests|PinAuditTests|AuthBroker|AuthClient|AuthTokenStore|TokenStoreKeyRotation|AuthSharedStore|AuthFileStoreSharing|Concurrency|LoopShutdownTests|RedirectTests|TimeoutTests|ServiceLifecycleTests|ObservabilityTracingTests|TransferStateMachineTests|TransportExecutorTests|FullDuplexTests|TrailerTests|RefusedStreamTests|MalformedResponseTests|SQLiteStore|EventStreamTests|CookieSessionTests|CacheIntegrationTests'
 swift build --build-tests --enable-all-traits --sanitize="$sanitizer" --scratch-path ".build-$sanitizer"
 swift test --skip-build --enable-all-traits --sanitize="$sanitizer" --scratch-path ".build-$sanitizer" --no-parallel \
   --filter "$suites" "${skip[@]}"

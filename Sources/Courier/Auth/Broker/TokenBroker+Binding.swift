@@ -18,7 +18,7 @@ extension TokenBroker {
     /// - Returns: The entry to hand to the state machine.
     nonisolated func usable(_ entry: TokenStoreEntry) -> TokenStoreEntry {
         guard let token = entry.token, binding(of: token) == .unusable else { return entry }
-        logger.notice("the stored \(level) token is bound to another DPoP key than the client's: renewing it")
+        logger.notice("the stored \(level) token may not go with the client's DPoP key (or lack of one): renewing it")
         var expired = token
         expired.expiresAt = .distantPast
         return TokenStoreEntry(token: expired, version: entry.version)
