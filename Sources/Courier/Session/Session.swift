@@ -333,13 +333,13 @@ public actor Session {
     ///   fails (``CourierError/Kind/timedOut`` past the deadline), `CancellationError` when
     ///   cancelled.
     public nonisolated func send(
-        _ request: consuming HTTPRequest,
+        _ request: HTTPRequest,
         body: RequestBody? = nil,
         deadline: ContinuousClock.Instant? = nil,
         logger: Logger? = nil
     ) async throws -> Response {
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
-        return try await send(consume request, body: body, endpoint: endpoint, deadline: deadline, logger: logger)
+        return try await send(request, body: body, endpoint: endpoint, deadline: deadline, logger: logger)
     }
 
     /// The response of a request that ended, with its endpoint; the request counted out.
@@ -449,14 +449,14 @@ public actor Session {
     /// - Returns: The response with a streamed body.
     /// - Throws: As ``send(_:body:deadline:logger:)``.
     public nonisolated func stream(
-        _ request: consuming HTTPRequest,
+        _ request: HTTPRequest,
         body: RequestBody? = nil,
         deadline: ContinuousClock.Instant? = nil,
         logger: Logger? = nil
     ) async throws -> Response {
         let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
         return try await send(
-            consume request,
+            request,
             body: body,
             endpoint: endpoint,
             deadline: deadline,
