@@ -677,7 +677,7 @@ func sample_PinningAndTrust_4() async throws {
 
 // Documentation.docc/Articles/PinningAndTrust.md, sample 5
 func sample_PinningAndTrust_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 197)
+#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 201)
     let mutualTLS = try TrustPolicy(
         host: "partner.example.com",
         pins: [partnerPin],
@@ -693,7 +693,7 @@ func sample_PinningAndTrust_5() async throws {
 
 // Documentation.docc/Articles/PinningAndTrust.md, sample 6
 func sample_PinningAndTrust_6() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 250)
+#sourceLocation(file: "Documentation.docc/Articles/PinningAndTrust.md", line: 254)
     let shared = CurlTransport(configuration: .init(maximumConnectionsPerHost: 8, proxy: .none, security: security))
     let orders = Session(configuration: .init(baseURL: URL(string: "https://api.example.com/orders")!), transport: shared)
     let stock = Session(configuration: .init(baseURL: URL(string: "https://api.example.com/stock")!), transport: shared)

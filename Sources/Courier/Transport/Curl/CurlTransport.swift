@@ -54,6 +54,10 @@ public final class CurlTransport: Transport {
         /// verifies against it, a host without a policy is refused, and the
         /// TLS minimum is the configuration's. Plain HTTP is refused. ``SecurityConfiguration/unpinned`` (the default) checks
         /// certificates against ``trustedCertificateBundlePath`` or the system's store only.
+        ///
+        /// This is the trust the transport starts with; ``CurlTransport/replaceTrust(with:)``
+        /// changes a running transport's trust, and ``CurlTransport/security`` says which is
+        /// in use.
         public var security: SecurityConfiguration
         /// Where the transport's own metrics go — `courier.tls.pin.mismatches` — or `nil` for
         /// the factory the application bootstrapped with `MetricsSystem.bootstrap`.

@@ -57,7 +57,9 @@ final class TransportTrust: Sendable {
             )
             state.current = next
             state.generations.append(next)
-            // A renewal under way belongs to the set just replaced: its result is dropped.
+            // A renewal under way belongs to the set just replaced: it finds the set replaced
+            // and drops its result, while the new set's closures are asked on their own.
+            state.renewal = nil
             state.quietUntil = 0
         }
     }
@@ -107,6 +109,18 @@ final class TransportTrust: Sendable {
     /// - Throws: ``CourierError/Kind/invalidConfiguration`` when a closure failed to give a
     ///   first certificate, or gave one that cannot be used.
     func ready(_ generation: TrustGeneration) async throws -> TrustGeneration {
+        guard generation.compiled.renewalDate != nil else { return generation }
+        var generation = try await readyOnce(generation)
+        // The trust may have been replaced while the request waited, by a set whose closures
+        // have not given certificates yet either.
+        for _ in 0..<3 where generation.compiled.lacksProvidedCertificates {
+            generation = try await readyOnce(generation)
+        }
+        return generation
+    }
+
+    /// One round of ``ready(_:)``.
+    private func readyOnce(_ generation: TrustGeneration) async throws -> TrustGeneration {
         guard let due = generation.compiled.renewalDate else { return generation }
         let now = Date().timeIntervalSince1970
         guard now >= due else { return generation }
