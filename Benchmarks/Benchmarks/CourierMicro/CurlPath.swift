@@ -41,7 +41,9 @@ let curlPathRequestPath = "/bytes/1k"
 /// Fails the benchmark unless the response is the 1 KiB body.
 func expectKibibyte(_ response: Response) throws {
     guard response.statusCode == 200, response.data.count == 1024 else {
-        throw AuthBenchmarkError(description: "unexpected response: \(response.statusCode), \(response.data.count) bytes")
+        throw AuthBenchmarkError(
+            description: "unexpected response: \(response.statusCode), \(response.data.count) bytes"
+        )
     }
 }
 
