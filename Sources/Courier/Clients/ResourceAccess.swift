@@ -256,12 +256,14 @@ struct ClientSessionFactory: Sendable {
     func session(kind: ResourceAccess.RequestKind, credential: (any Middleware)?) -> Session {
         let security = transport.security
         var middlewares: [any Middleware] = logging + configuration.middlewares
+        // The filter sits outside the credential step, so a request it restarts goes through
+        // that step again: a fresh DPoP proof (a proof is used once), the current token.
+        if let filter = configuration.responseFilter {
+            middlewares.append(ResponseFilterMiddleware(filter: filter, policy: security))
+        }
         if let credential { middlewares.append(credential) }
         if let provider = configuration.challengeCredentialProvider {
             middlewares.append(ChallengeMiddleware(provider: provider, policy: security))
-        }
-        if let filter = configuration.responseFilter {
-            middlewares.append(ResponseFilterMiddleware(filter: filter, policy: security))
         }
         var sessionConfiguration = Session.Configuration(
             baseURL: configuration.resourceBaseURL,

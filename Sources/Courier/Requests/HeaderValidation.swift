@@ -2,10 +2,11 @@ import HTTPTypes
 
 /// Checks the header fields of a ``ResourceRequest`` and turns them into `HTTPFields`.
 enum HeaderValidation {
-    /// Fields Courier sets itself: the credentials and the User-Agent (security invariant 2),
+    /// Fields Courier sets itself: the credentials (`Authorization` and a DPoP proof) and the
+    /// User-Agent (security invariant 2),
     /// and the framing fields that come from the URL and the body.
     static let reservedNames: [HTTPField.Name] = [
-        .userAgent, .authorization, HTTPField.Name("Host")!, .contentLength, .transferEncoding,
+        .userAgent, .authorization, .dpop, HTTPField.Name("Host")!, .contentLength, .transferEncoding,
     ]
 
     /// The fields, checked: none that Courier owns, no control character in a value.

@@ -32,15 +32,14 @@ extension BearerTokenMiddleware {
         }
         let target = DPoPProof.targetURI(of: request, at: origin)
         func authorize(_ token: BrokeredToken, nonce: String?) throws -> HTTPRequest {
-            guard case .key(let key) = broker.binding(of: token.token) else {
-                throw CourierError(
-                    kind: .userNotAuthenticated,
-                    message: "the \(broker.level) token is bound to a DPoP key this client does not hold",
-                    level: broker.level
-                )
-            }
             var authorized = request
             authorized.headerFields[.authorization] = token.authorizationValue
+            let key: DPoPKey
+            switch broker.binding(of: token.token) {
+            case .key(let bound): key = bound
+            case .bearer: return authorized  // renewed into a bearer token, which the client accepts
+            case .unusable: throw Self.unusable(token, by: broker)
+            }
             authorized.headerFields[.dpop] = try DPoPProof.make(
                 key: key,
                 method: request.method,

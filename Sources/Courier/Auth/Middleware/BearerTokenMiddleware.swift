@@ -71,7 +71,7 @@ struct BearerTokenMiddleware: Middleware {
             throw CourierError(kind: .userNotAuthenticated, message: "the request names no user")
         }
         let sent = try await broker.token()
-        if sent.token.keyThumbprint != nil {
+        if try Self.isBound(sent, by: broker) {
             return try await sendProven(request, with: sent, from: broker, body: body, context: context, next: next)
         }
         var authorized = request
@@ -117,10 +117,34 @@ struct BearerTokenMiddleware: Middleware {
         }
         let renewed = try await broker.tokenRejected(sent)
         context.logger.debug("401 for \(broker.level) token v\(sent.version); resending with v\(renewed.version)")
-        authorized.headerFields[.authorization] = renewed.authorizationValue
         var retry = context
         retry.attempt += 1
+        if try Self.isBound(renewed, by: broker) {
+            // The server now issues DPoP-bound tokens: the new one goes with its proof.
+            authorized.headerFields[.authorization] = nil
+            return try await sendProven(authorized, with: renewed, from: broker, body: body, context: retry, next: next)
+        }
+        authorized.headerFields[.authorization] = renewed.authorizationValue
         return try await next(authorized, body, retry)
+    }
+
+    /// Whether `token` must go with a proof of its DPoP key; throws for a token this client may
+    /// not send at all (bound to a key it does not hold, or a bearer token where it requires
+    /// DPoP), whichever way the broker got it.
+    static func isBound(_ token: BrokeredToken, by broker: TokenBroker) throws -> Bool {
+        switch broker.binding(of: token.token) {
+        case .bearer: return false
+        case .key: return true
+        case .unusable: throw unusable(token, by: broker)
+        }
+    }
+
+    /// The error for a token that may not be sent.
+    static func unusable(_ token: BrokeredToken, by broker: TokenBroker) -> CourierError {
+        let reason =
+            token.token.keyThumbprint == nil
+            ? "is a bearer token, and the client requires DPoP" : "is bound to a DPoP key this client does not hold"
+        return CourierError(kind: .userNotAuthenticated, message: "the \(broker.level) token \(reason)", level: broker.level)
     }
 }
 

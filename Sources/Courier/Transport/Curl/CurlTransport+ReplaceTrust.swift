@@ -16,11 +16,11 @@ extension CurlTransport {
     /// ]))
     /// ```
     ///
-    /// A replacement changes how hosts are trusted, never which hosts or how strictly:
-    /// ``Session``s check a request's host against their transport's trust before it gets
-    /// here, so `security` must have a policy for the same host patterns and ports, the same
-    /// debugger detection, and a TLS minimum at least as high. It can never make a secured
-    /// transport unpinned.
+    /// A replacement changes how hosts are trusted, never which hosts: ``Session``s check a
+    /// request's host against their transport's trust before it gets here, so `security` must
+    /// have a policy for the same host patterns and ports, the same debugger detection, and a
+    /// TLS minimum at least as high. It can never make a secured transport unsecured; each
+    /// host's policy (pins or system roots, enforce or audit) is the new configuration's.
     ///
     /// - Parameter security: The new trust set, secured.
     /// - Throws: ``CourierError/Kind/invalidConfiguration`` when `security` is not secured (or

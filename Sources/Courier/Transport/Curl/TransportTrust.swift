@@ -134,7 +134,37 @@ final class TransportTrust: Sendable {
         }
         guard waits else { return generation }
         guard let task else { return current }
-        return try await task.value
+        return try await Self.value(of: task)
+    }
+
+    /// The value of a first load, or `CancellationError` as soon as the waiting request is
+    /// cancelled: the load itself goes on for the requests that still wait (a closure that
+    /// hangs must not hang a request its caller gave up).
+    private static func value(of task: Task<TrustGeneration, any Error>) async throws -> TrustGeneration {
+        let waiter = LockedBox<CheckedContinuation<TrustGeneration, any Error>?>(nil)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                waiter.withLock { $0 = continuation }
+                Task {
+                    let result = await task.result
+                    waiter.withLock { waiting in
+                        defer { waiting = nil }
+                        return waiting
+                    }?.resume(with: result)
+                }
+                if Task.isCancelled {
+                    waiter.withLock { waiting in
+                        defer { waiting = nil }
+                        return waiting
+                    }?.resume(throwing: CancellationError())
+                }
+            }
+        } onCancel: {
+            waiter.withLock { waiting in
+                defer { waiting = nil }
+                return waiting
+            }?.resume(throwing: CancellationError())
+        }
     }
 
     /// Asks the closures whose certificates are missing or due, compiles the policies with
@@ -160,15 +190,25 @@ final class TransportTrust: Sendable {
                     )
                 }
             }
+            if certificates == compiled.providedCertificates {
+                // The closures gave the certificates in use again (an agent that has not rotated
+                // yet): no new generation, which would only drop the pooled connections.
+                return state.withLock { state in
+                    guard state.current === generation else { return state.current }
+                    state.renewal = nil
+                    state.quietUntil = now + Self.renewalPause
+                    return state.current
+                }
+            }
             let next = try CompiledTrust(policies: compiled.policies, providedCertificates: certificates)
             return try state.withLock { state in
+                guard state.current === generation else { return state.current }
                 state.renewal = nil
                 // A renewal that gave a certificate already within its margin is not asked for
                 // again at once; a first load is followed by its renewal at once.
                 if !compiled.lacksProvidedCertificates, let due = next.renewalDate, due <= now {
                     state.quietUntil = now + Self.renewalPause
                 }
-                guard state.current === generation else { return state.current }
                 let renewed = try TrustGeneration(
                     number: UInt64(state.generations.count),
                     security: generation.security.replacingCompiled(next),
@@ -180,6 +220,9 @@ final class TransportTrust: Sendable {
             }
         } catch {
             state.withLock { state in
+                // Only the bookkeeping of the current set: a renewal of a set that was replaced
+                // meanwhile leaves the new set's alone.
+                guard state.current === generation else { return }
                 state.renewal = nil
                 state.quietUntil = Date().timeIntervalSince1970 + Self.renewalPause
             }

@@ -226,4 +226,71 @@ struct DPoPClientTests {
         }
         await access.shutdown()
     }
+    /// Restarts a request once, with a cookie, when the gateway asks for a login.
+    struct LoginFilter: ResponseFilter {
+        func decide(about response: Response, for request: HTTPRequest) async throws -> ResponseFilterDecision {
+            guard response.headerFields[HTTPField.Name("X-Login-Required")!] != nil else { return .deliver }
+            return .restart(setting: [.cookie: "session=obtained"])
+        }
+    }
+
+    @Test func aRequestTheFilterRestartsGoesWithAFreshProof() async throws {
+        let seen = LockedBox<[Seen]>([])
+        let transport = Self.servers(seen: seen) { _, request in
+            request.headerFields[.cookie] == nil ? (.ok, [HTTPField.Name("X-Login-Required")!: "1"]) : (.ok, [:])
+        }
+        let key = DPoPKey.generate()
+        let access = try access(transport, key: key) { $0.responseFilter = LoginFilter() }
+        let response = try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/a"))
+        #expect(response.statusCode == 200)
+        let sends = seen.withLock { $0 }
+        #expect(sends.count == 2)
+        let jtis = try sends.map { try expectProof($0, key: key, token: "at-1") }
+        #expect(Set(jtis).count == 2)
+        await access.shutdown()
+    }
+
+    @Test func aBearerTokenRenewedIntoABoundOneGoesWithItsProof() async throws {
+        let grants = LockedBox(0)
+        let seen = LockedBox<[Seen]>([])
+        // The server issues a bearer token first, then turns DPoP on.
+        let transport = MockTransport(security: AuthFixtures.security) { request, _ in
+            if request.authority == AuthFixtures.authHost {
+                let n = grants.withLock {
+                    $0 += 1
+                    return $0
+                }
+                let type = n == 1 ? "Bearer" : "DPoP"
+                return AuthFixtures.json(
+                    .ok,
+                    #"{"access_token":"at-\#(n)","token_type":"\#(type)","expires_in":600}"#
+                )
+            }
+            let count = seen.withLock {
+                $0.append(
+                    Seen(
+                        path: request.path ?? "",
+                        authorization: request.headerFields[.authorization],
+                        proof: request.headerFields[.dpop]
+                    )
+                )
+                return $0.count
+            }
+            return Response(
+                head: count == 1
+                    ? HTTPResponse(status: .unauthorized, headerFields: [.wwwAuthenticate: #"Bearer error="invalid_token""#])
+                    : HTTPResponse(status: .ok)
+            )
+        }
+        let key = DPoPKey.generate()
+        let access = try access(transport, key: key) { $0.deviceClient.requiresDPoP = false }
+        let response = try await access.deviceClient.sendAnonymousRequest(ResourceRequest(path: "/api/a"))
+        #expect(response.statusCode == 200)
+        let sends = seen.withLock { $0 }
+        #expect(sends.count == 2)
+        #expect(sends.first?.authorization == "Bearer at-1")
+        #expect(sends.first?.proof == nil)
+        if sends.count == 2 { _ = try expectProof(sends[1], key: key, token: "at-2") }
+        await access.shutdown()
+    }
 }
