@@ -388,7 +388,7 @@ public actor Session {
     /// its task's allocator, whose slabs hold ≈ 1 KB, and every request in flight holds a slab
     /// for each frame that does not fit the rest of the last.
     nonisolated func send(
-        _ request: consuming HTTPRequest,
+        _ request: HTTPRequest,
         body: RequestBody?,
         endpoint: ResponseEndpoint,
         deadline: ContinuousClock.Instant? = nil,
@@ -400,7 +400,7 @@ public actor Session {
         let snapshot = startRequest()
         do {
             let response = try await snapshot.pipeline(
-                try prepare(consume request, snapshot: snapshot),
+                try prepare(request, snapshot: snapshot),
                 body,
                 Self.context(
                     of: snapshot,
@@ -620,8 +620,9 @@ public actor Session {
 
     /// Resolves a request against the base URL, adds the session's header fields, and runs
     /// the security screen.
-    private nonisolated func prepare(_ request: consuming HTTPRequest, snapshot: Snapshot) throws -> HTTPRequest {
+    private nonisolated func prepare(_ request: HTTPRequest, snapshot: Snapshot) throws -> HTTPRequest {
         if snapshot.isShutDown { throw CourierError.shutDown() }
+        var request = request
         if request.headerFields[.userAgent] != nil {
             throw CourierError.reservedHeader(
                 "User-Agent is owned by Courier; set Session.Configuration.applicationProduct instead"
