@@ -892,7 +892,7 @@ func sample_RotatingTrust_1() async throws {
 
 // Documentation.docc/Articles/RotatingTrust.md, sample 2
 func sample_RotatingTrust_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/RotatingTrust.md", line: 52)
+#sourceLocation(file: "Documentation.docc/Articles/RotatingTrust.md", line: 55)
     let policy = try TrustPolicy(
         host: "api.example.com",
         pins: [apiPin, apiBackupPin],
@@ -908,7 +908,7 @@ func sample_RotatingTrust_2() async throws {
 
 // Documentation.docc/Articles/RotatingTrust.md, sample 3
 func sample_RotatingTrust_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/RotatingTrust.md", line: 80)
+#sourceLocation(file: "Documentation.docc/Articles/RotatingTrust.md", line: 83)
     let security = try SecurityConfiguration.secured(
         trust: [try TrustPolicy(host: "api.example.com", pins: [apiPin, apiBackupPin], pinMode: .audit)]
     ) { report in

@@ -9,7 +9,7 @@ extension SecurityConfiguration {
     /// (swift-http-types already turns them into spaces in field values; this also guards
     /// the path and authority, which it does not check).
     ///
-    /// On a secured transport, additionally: Courier owns `Authorization` and `DPoP` (and `User-Agent`,
+    /// On a secured transport, additionally: Courier owns `Authorization` (and `User-Agent`,
     /// checked by the session for every request); the request passes the credential gate
     /// (``checkCredentialTarget(_:)``); and, when detection is on, no debugger is attached.
     ///
@@ -20,12 +20,6 @@ extension SecurityConfiguration {
         if request.headerFields[.authorization] != nil {
             throw CourierError.reservedHeader(
                 "Authorization is owned by Courier on a secured transport: the user and device clients attach tokens; "
-                    + "remove it from the request and from the default header fields"
-            )
-        }
-        if request.headerFields[.dpop] != nil {
-            throw CourierError.reservedHeader(
-                "DPoP is owned by Courier on a secured transport: clients with a DPoP key make the proofs; "
                     + "remove it from the request and from the default header fields"
             )
         }

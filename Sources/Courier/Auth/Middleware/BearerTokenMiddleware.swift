@@ -144,7 +144,11 @@ struct BearerTokenMiddleware: Middleware {
         let reason =
             token.token.keyThumbprint == nil
             ? "is a bearer token, and the client requires DPoP" : "is bound to a DPoP key this client does not hold"
-        return CourierError(kind: .userNotAuthenticated, message: "the \(broker.level) token \(reason)", level: broker.level)
+        return CourierError(
+            kind: .userNotAuthenticated,
+            message: "the \(broker.level) token \(reason)",
+            level: broker.level
+        )
     }
 }
 

@@ -278,7 +278,10 @@ struct DPoPClientTests {
             }
             return Response(
                 head: count == 1
-                    ? HTTPResponse(status: .unauthorized, headerFields: [.wwwAuthenticate: #"Bearer error="invalid_token""#])
+                    ? HTTPResponse(
+                        status: .unauthorized,
+                        headerFields: [.wwwAuthenticate: #"Bearer error="invalid_token""#]
+                    )
                     : HTTPResponse(status: .ok)
             )
         }
