@@ -37,7 +37,7 @@ struct ResponseHeadMemoTests {
         #expect(second.responseHead?.status.code == 200)
         #expect(second.expectedLength == 1024)
         #expect(first.fields.count == 5)
-        #expect(memo.lineCount == 7)
+        #expect(memo.last?.lineCount == 7)
     }
 
     @Test func aHeadThatDiffersInOneLineGetsItsOwnFieldsAndBecomesTheMemo() {
@@ -50,7 +50,7 @@ struct ResponseHeadMemoTests {
         let (plain, _) = parse(changed, memo: nil)
         #expect(fieldList(parser.fields) == fieldList(plain.fields))
         #expect(parser.expectedLength == 10)
-        #expect(memo.head.headerFields[.date] == "Fri, 27 Nov 2026 17:00:01 GMT")
+        #expect(memo.last?.head.headerFields[.date] == "Fri, 27 Nov 2026 17:00:01 GMT")
         // The next response with the new head matches the new memo.
         let (again, _) = parse(changed, memo: memo)
         #expect(fieldList(again.fields) == fieldList(plain.fields))
@@ -83,7 +83,23 @@ struct ResponseHeadMemoTests {
     @Test func anInterimHeadNeverBecomesTheMemo() {
         let memo = ResponseHeadMemo()
         _ = parse(["HTTP/1.1 100 Continue\r\n", "\r\n"] + head, memo: memo)
-        #expect(memo.lineCount == 7)
-        #expect(memo.head.status.code == 200)
+        #expect(memo.last?.lineCount == 7)
+        #expect(memo.last?.head.status.code == 200)
+    }
+    @Test func aHeadIsComparedWithTheMemoAsItWasWhenItBegan() {
+        let memo = ResponseHeadMemo()
+        _ = parse(head, memo: memo)
+        // Transfer A has read the status line and two fields when transfer B, on another
+        // connection, ends a head that differs and becomes the memo.
+        var a = ResponseHeadParser()
+        for line in head[0..<3] { _ = Array(line.utf8).withUnsafeBytes { a.receive($0, memo: memo) } }
+        var other = head
+        other[2] = "Date: Fri, 27 Nov 2026 17:00:09 GMT\r\n"
+        other[4] = "Content-Length: 7\r\n"
+        _ = parse(other, memo: memo)
+        for line in head[3...] { _ = Array(line.utf8).withUnsafeBytes { a.receive($0, memo: memo) } }
+        #expect(fieldList(a.fields) == fieldList(parse(head, memo: nil).0.fields))
+        #expect(a.responseHead?.headerFields[.date] == "Fri, 27 Nov 2026 17:00:00 GMT")
+        #expect(a.expectedLength == 1024)
     }
 }

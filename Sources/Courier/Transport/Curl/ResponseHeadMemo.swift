@@ -57,47 +57,63 @@ final class ResponseHeadMemo {
     /// Heads with more lines than this are not kept.
     static let mostLines = 128
 
-    /// The head's lines, status line first.
-    private var recording = Recording()
-    /// The response head those lines gave.
-    private(set) var head = HTTPResponse(status: .ok)
+    /// A kept head: its lines and the response head they gave. Immutable, so a transfer that
+    /// compares its lines with one is not disturbed when another transfer of the origin (on
+    /// another connection, its head split over two reads) keeps a new head meanwhile.
+    final class Head {
+        /// The head's lines, status line first.
+        private let recording: Recording
+        /// The response head those lines gave.
+        let head: HTTPResponse
 
-    /// How many lines the memo holds, the status line included; `0` when it holds none.
-    var lineCount: Int { recording.lineEnds.count }
+        init(recording: Recording, head: HTTPResponse) {
+            self.recording = recording
+            self.head = head
+        }
 
-    /// Whether line `index` (`0`: the status line) has exactly these bytes.
-    func matches(_ line: UnsafeRawBufferPointer, at index: Int) -> Bool {
-        guard index < recording.lineEnds.count else { return false }
-        let start = index == 0 ? 0 : recording.lineEnds[index - 1]
-        let end = recording.lineEnds[index]
-        guard end - start == line.count else { return false }
-        return recording.bytes.withUnsafeBytes { stored in
-            UnsafeRawBufferPointer(rebasing: stored[start..<end]).elementsEqual(line)
+        /// How many lines the head has, the status line included.
+        var lineCount: Int { recording.lineEnds.count }
+
+        /// Whether line `index` (`0`: the status line) has exactly these bytes.
+        func matches(_ line: UnsafeRawBufferPointer, at index: Int) -> Bool {
+            guard index < recording.lineEnds.count else { return false }
+            let start = index == 0 ? 0 : recording.lineEnds[index - 1]
+            let end = recording.lineEnds[index]
+            guard end - start == line.count else { return false }
+            return recording.bytes.withUnsafeBytes { stored in
+                UnsafeRawBufferPointer(rebasing: stored[start..<end]).elementsEqual(line)
+            }
+        }
+
+        /// The effect of field line `index` (`1` is the first field line).
+        func effect(ofLine index: Int) -> Effect { recording.effects[index - 1] }
+
+        /// A recording that starts with the first `lines` lines, for a head that differs
+        /// after them.
+        func recording(ofFirst lines: Int) -> Recording {
+            guard lines > 0 else { return Recording() }
+            let end = recording.lineEnds[lines - 1]
+            return Recording(
+                bytes: Array(recording.bytes[..<end]),
+                lineEnds: Array(recording.lineEnds[..<lines]),
+                effects: Array(recording.effects[..<(lines - 1)])
+            )
         }
     }
 
-    /// The effect of field line `index` (`1` is the first field line).
-    func effect(ofLine index: Int) -> Effect { recording.effects[index - 1] }
+    /// The origin's last final head, `nil` before one.
+    private(set) var last: Head?
 
-    /// A recording that starts with the memo's first `lines` lines, for a head that differs
-    /// from the memo after them.
-    func recording(ofFirst lines: Int) -> Recording {
-        guard lines > 0 else { return Recording() }
-        let end = recording.lineEnds[lines - 1]
-        return Recording(
-            bytes: Array(recording.bytes[..<end]),
-            lineEnds: Array(recording.lineEnds[..<lines]),
-            effects: Array(recording.effects[..<(lines - 1)])
-        )
-    }
-
-    /// Keeps `recording` and the head it gave, unless the head is too large to keep.
+    /// Keeps `recording` and the head it gave as the origin's last head, unless the head is
+    /// too large to keep.
     func keep(_ recording: Recording, head: HTTPResponse) {
         guard !recording.isTooLarge, !recording.lineEnds.isEmpty else { return }
-        self.recording = recording
-        self.head = head
+        last = Head(recording: recording, head: head)
     }
 }
 
 @available(*, unavailable)
 extension ResponseHeadMemo: Sendable {}
+
+@available(*, unavailable)
+extension ResponseHeadMemo.Head: Sendable {}

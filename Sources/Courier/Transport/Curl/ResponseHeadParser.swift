@@ -78,8 +78,11 @@ struct ResponseHeadParser {
     private(set) var responseHead: HTTPResponse?
 
     // The origin's memo (ResponseHeadMemo.swift).
-    /// The memo of the origin, for the current head.
+    /// The memo of the origin, which keeps the current head when it differs.
     private var memo: ResponseHeadMemo?
+    /// The origin's last head as it was when the current head began: the lines are compared
+    /// with it alone, whatever other transfers keep meanwhile.
+    private var memoHead: ResponseHeadMemo.Head?
     /// Whether every line of the current head so far matched the memo.
     private var isMatching = false
     /// Lines of the current head that matched the memo, the status line included.
@@ -128,8 +131,9 @@ struct ResponseHeadParser {
             responseHead = nil
             section = .fields
             self.memo = memo
+            memoHead = memo?.last
             recording = nil
-            if let memo, memo.matches(line, at: 0) {
+            if let memoHead, memoHead.matches(line, at: 0) {
                 isMatching = true
                 matchedLines = 1
                 matchedFields = 0
@@ -143,14 +147,14 @@ struct ResponseHeadParser {
             }
             return .statusLine
         case .fields:
-            if isMatching, let memo {
-                if memo.matches(line, at: matchedLines) {
-                    let effect = memo.effect(ofLine: matchedLines)
+            if isMatching, let memoHead {
+                if memoHead.matches(line, at: matchedLines) {
+                    let effect = memoHead.effect(ofLine: matchedLines)
                     matchedLines += 1
                     if effect != .ignored { matchedFields += 1 }
                     return apply(effect) ?? .field
                 }
-                diverge(from: memo)
+                diverge(from: memoHead)
             }
             guard let (field, nameLength) = Self.field(bytes) else {
                 recording?.append(line, effect: .ignored)
@@ -207,26 +211,26 @@ struct ResponseHeadParser {
 
     /// The current head differs from the memo from here on: its fields so far are the memo's
     /// first ones, and its lines are recorded to become the next memo.
-    private mutating func diverge(from memo: ResponseHeadMemo) {
+    private mutating func diverge(from memoHead: ResponseHeadMemo.Head) {
         isMatching = false
         var rebuilt = HTTPFields()
         rebuilt.reserveCapacity(16)
-        rebuilt.append(contentsOf: memo.head.headerFields.prefix(matchedFields))
+        rebuilt.append(contentsOf: memoHead.head.headerFields.prefix(matchedFields))
         fields = rebuilt
-        recording = memo.recording(ofFirst: matchedLines)
+        recording = memoHead.recording(ofFirst: matchedLines)
     }
 
     /// The blank line ended a head: a final head gets its response head, the memo's when every
     /// line matched it, else a new one that becomes the memo.
     private mutating func finishHead() {
-        if isMatching, let memo {
-            if matchedLines == memo.lineCount {
+        if isMatching, let memoHead {
+            if matchedLines == memoHead.lineCount {
                 isMatching = false
-                fields = memo.head.headerFields
-                responseHead = memo.head
+                fields = memoHead.head.headerFields
+                responseHead = memoHead.head
                 return
             }
-            diverge(from: memo)  // the head ended before the memo's
+            diverge(from: memoHead)  // the head ended before the memo's
         }
         guard statusCode >= 200 else { return }
         let head = HTTPResponse(status: .standard(code: statusCode), headerFields: fields)
