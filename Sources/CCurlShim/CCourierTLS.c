@@ -335,6 +335,14 @@ int ccourier_tls_policy_client_not_after(const ccourier_tls_policy *policy, int6
     return 1;
 }
 
+int ccourier_tls_policy_client_sha256(const ccourier_tls_policy *policy, uint8_t *digest) {
+    if (policy->client_certificate == NULL) return 0;
+    unsigned int length = 0;
+    int ok = X509_digest(policy->client_certificate, EVP_sha256(), digest, &length) == 1 && length == 32;
+    ERR_clear_error();
+    return ok;
+}
+
 int ccourier_tls_policy_set_ca_bundle(ccourier_tls_policy *policy, const char *path, char *error,
                                       size_t error_size) {
     X509_STORE *store = X509_STORE_new();

@@ -37,6 +37,11 @@ long ccourier_tls_application_verification_error(void);
 
 // MARK: policies
 
+/// Writes the SHA-256 digest of the policy's client certificate (its DER encoding: the
+/// `x5t#S256` a certificate-bound token carries) to `digest` (32 bytes). Returns 1, or 0
+/// when the policy has no client certificate.
+int ccourier_tls_policy_client_sha256(const ccourier_tls_policy *policy, uint8_t *digest);
+
 /// A new, empty policy (no pins, no CA store, no client certificate), or NULL when out of memory.
 ccourier_tls_policy *_Nullable ccourier_tls_policy_create(void);
 /// Frees a policy and the OpenSSL objects it holds.

@@ -30,6 +30,15 @@ public struct AuthorizationServer: Sendable, Hashable {
     /// refuses a confidential client whose method the server does not list (public clients,
     /// `none`, are not checked: servers often leave it out).
     public var supportedClientAuthentications: Set<OAuth2ClientCredentials.AuthenticationMethod>?
+    /// Whether the server binds the access tokens it issues over mutual TLS to the client
+    /// certificate the token request presented (RFC 8705 §3; its metadata's
+    /// `tls_client_certificate_bound_access_tokens`, which
+    /// ``discover(issuer:transport:cache:logger:)`` reads). `false` by default.
+    ///
+    /// A bound token records that certificate (``OAuth2Token/certificateThumbprint``) and
+    /// goes only over connections presenting it. A JWT access token whose `cnf` claim names a
+    /// certificate is bound whatever this says.
+    public var issuesCertificateBoundTokens: Bool = false
 
     /// Creates the endpoints.
     ///

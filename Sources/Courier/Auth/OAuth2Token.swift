@@ -67,6 +67,15 @@ public struct OAuth2Token: Sendable, Hashable, Codable, CustomStringConvertible 
     /// Courier sends a bound token only with a proof of that key: a token read from a store
     /// whose thumbprint is not the configured key's is never sent, but renewed.
     public var keyThumbprint: String?
+    /// The `x5t#S256` (base64url of the SHA-256 of the DER) of the client certificate the token
+    /// is bound to (RFC 8705 §3); `nil` for a token bound to no certificate.
+    ///
+    /// Set from the token's own `cnf` claim when the access token is a JWT, else from the
+    /// certificate the token request's connection presented when the server binds its tokens
+    /// (``AuthorizationServer/issuesCertificateBoundTokens``). Courier sends such a token only
+    /// over a connection presenting that certificate: when the transport presents another one
+    /// (it was rotated), the token is renewed first.
+    public var certificateThumbprint: String?
     /// The key the token is bound to, when Courier generated it (``DPoPKey/generate()``): kept
     /// with the token, so that a store that keeps the token keeps the key too. `nil` for a key
     /// the application supplied, which is never written anywhere.
@@ -150,6 +159,7 @@ public struct OAuth2Token: Sendable, Hashable, Codable, CustomStringConvertible 
         if let expiresAt { text += ", expires \(expiresAt)" }
         if let scope { text += ", scope \"\(Scope.parameterValue(of: scope))\"" }
         if let keyThumbprint { text += ", bound to jkt \(keyThumbprint)" }
+        if let certificateThumbprint { text += ", bound to x5t#S256 \(certificateThumbprint)" }
         return text + ")"
     }
 }

@@ -84,7 +84,8 @@ struct TokenEndpoint: Sendable {
             maximumRedirects: 0,
             maximumResponseBodySize: Self.maximumResponseBytes,
             middlewares: middlewares + [
-                ClientAuthenticationMiddleware(client: client, tokenEndpoint: server.tokenEndpoint, policy: policy)
+                ClientAuthenticationMiddleware(client: client, tokenEndpoint: server.tokenEndpoint, policy: policy),
+                CertificateReportMiddleware(),
             ]
         )
         // The broker decides when the token endpoint is asked again (backoff, Retry-After).
@@ -154,7 +155,10 @@ struct TokenEndpoint: Sendable {
     /// refused (RFC 6749 §7.1: a client must not use a token whose type it does not
     /// understand), and so is DPoP when no proof was sent, or Bearer when one was and the client
     /// requires DPoP (``OAuth2ClientCredentials/requiresDPoP``). A DPoP token records the
-    /// thumbprint of the key it is bound to, and a generated key itself.
+    /// thumbprint of the key it is bound to, and a generated key itself. A token bound to a
+    /// client certificate records that certificate's thumbprint: the one its `cnf` claim names
+    /// when it is a JWT, else, when the server binds its tokens, the one the connection
+    /// presented.
     ///
     /// - Parameters:
     ///   - response: The token endpoint's response.
@@ -221,6 +225,9 @@ struct TokenEndpoint: Sendable {
             issuedTokenType: object["issued_token_type"] as? String,
             additionalFields: additional
         )
+        token.certificateThumbprint =
+            CertificateConfirmation.thumbprint(of: accessToken)
+            ?? (server.issuesCertificateBoundTokens ? response.clientCertificateThumbprint : nil)
         if tokenType == .dpop, let proofKey {
             token.keyThumbprint = proofKey.thumbprint
             if proofKey.isGenerated { token.generatedKey = StoredDPoPKey(proofKey) }

@@ -74,7 +74,7 @@ public final class DeviceClient: Sendable {
     ///   `CancellationError` when the caller is cancelled while waiting.
     public func validToken(replacingRejected rejected: OAuth2Token? = nil) async throws -> OAuth2Token {
         do {
-            return try await broker.validToken(replacingRejected: rejected)
+            return try await broker.validToken(replacingRejected: rejected).handedOut
         } catch {
             throw anonymous.tagged(error)
         }

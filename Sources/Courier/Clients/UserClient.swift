@@ -209,7 +209,7 @@ public final class UserClient: Sendable {
             try? await shared.store.setToken(nil, for: key)
         }
         for derived in takeExchangeBrokers() { _ = try? await derived.wipe() }
-        return token
+        return token.handedOut
     }
 
     /// A valid user token for code that is not behind Courier — a gRPC or WebSocket call that
@@ -239,7 +239,7 @@ public final class UserClient: Sendable {
     ///   for the others).
     public func validToken(replacingRejected rejected: OAuth2Token? = nil) async throws -> OAuth2Token {
         do {
-            return try await broker.validToken(replacingRejected: rejected)
+            return try await broker.validToken(replacingRejected: rejected).handedOut
         } catch {
             throw shared.authenticated.tagged(error)
         }
@@ -253,7 +253,7 @@ public final class UserClient: Sendable {
     /// - Throws: ``CourierError`` when the token store cannot be read.
     public func currentToken() async throws -> OAuth2Token? {
         do {
-            return try await broker.currentToken()
+            return try await broker.currentToken()?.handedOut
         } catch {
             throw shared.authenticated.tagged(error)
         }

@@ -42,6 +42,9 @@ public struct Response: Sendable {
     /// How many times the request was sent to get this response: 1 unless it was retried
     /// (see ``RetryPolicy``).
     public internal(set) var attempts: Int = 1
+    /// The `x5t#S256` of the client certificate the response's connection presented, when the
+    /// transfer asked for it (``CertificateBinding/report``) and the connection presented one.
+    var clientCertificateThumbprint: String?
     /// Whether the response came from the network or from the session's ``HTTPCache``
     /// (``Session/Configuration/cache``); ``CacheStatus/network`` without a cache.
     public var cacheStatus: CacheStatus = .network

@@ -1,4 +1,5 @@
 internal import CCurlShim
+import Foundation
 
 /// The trust policies of a secured configuration, looked up by host, with the OpenSSL
 /// objects the TLS verify hook uses: pins, pinned CA stores, client certificates, and
@@ -19,6 +20,9 @@ final class CompiledTrust: @unchecked Sendable {
     /// certificates: `nil` when no policy has a closure, `-infinity` when one has not given a
     /// certificate yet, otherwise the earliest end of a certificate less its margin.
     let renewalDate: Double?
+    /// By policy index, the `x5t#S256` of the client certificate the policy presents
+    /// (base64url of its DER's SHA-256), `nil` for a policy that presents none.
+    let clientCertificateThumbprints: [String?]
     private let exact: [String: [Int]]
     private let wildcards: [Int]
     private let handles: [OpaquePointer]
@@ -58,6 +62,20 @@ final class CompiledTrust: @unchecked Sendable {
         self.handles = handles
         self.providedCertificates = providedCertificates
         self.renewalDate = Self.renewalDate(policies, handles: handles)
+        self.clientCertificateThumbprints = handles.map(Self.clientCertificateThumbprint)
+    }
+
+    /// The `x5t#S256` of a compiled policy's client certificate, `nil` when it has none.
+    private static func clientCertificateThumbprint(of handle: OpaquePointer) -> String? {
+        var digest = [UInt8](repeating: 0, count: 32)
+        guard ccourier_tls_policy_client_sha256(handle, &digest) == 1 else { return nil }
+        return Base64URL.encode(Data(digest))
+    }
+
+    /// The `x5t#S256` of the client certificate presented to a host and port, `nil` when the
+    /// host's policy presents none (or the host has no policy).
+    func clientCertificateThumbprint(forHost host: String, port: Int?) -> String? {
+        index(forHost: host, port: port).flatMap { clientCertificateThumbprints[$0] }
     }
 
     /// The earliest moment a closure must be asked again (see ``renewalDate``).

@@ -41,6 +41,10 @@ public struct TransferOptions: Sendable, Hashable {
     /// Whether upload and download progress is reported to the ``TransferControl``.
     public var reportsProgress: Bool
 
+    /// The client certificate a certificate-bound token requires of the connection, or a
+    /// request to report the one presented; `nil` for neither (the rule).
+    var certificateBinding: CertificateBinding?
+
     /// ``deadline`` as its distance from `ContinuousClock.reference`, which keeps the layout of
     /// these options, and of the ``MiddlewareContext`` and async frames holding them, fixed.
     private var deadlineOffset: Duration?

@@ -397,7 +397,13 @@ class CodeRecord(AuthorizationCodeMixin):
 #: admin/metadata: ``issuer`` and ``endpoint_origin`` replace the real values (to test a
 #: client's checks), ``max_age`` is the Cache-Control max-age, ``oauth_metadata`` off
 #: answers 404 at /.well-known/oauth-authorization-server (OpenID Connect only).
-METADATA_DEFAULTS = {"issuer": None, "endpoint_origin": None, "max_age": 3600, "oauth_metadata": True}
+METADATA_DEFAULTS = {
+    "issuer": None,
+    "endpoint_origin": None,
+    "mtls_origin": None,
+    "max_age": 3600,
+    "oauth_metadata": True,
+}
 
 
 class Store:
@@ -1206,7 +1212,17 @@ def create_app(store: Store, issuer: str, gateway_url: str | None = None) -> Fla
             "revocation_endpoint_auth_methods_supported": TOKEN_AUTH_METHODS,
             "code_challenge_methods_supported": ["S256"],
             "dpop_signing_alg_values_supported": list(dpop.ALGORITHMS),
+            # RFC 8705 section 3.3: a token requested with a client certificate is bound to it
+            "tls_client_certificate_bound_access_tokens": True,
         }
+        if override["mtls_origin"]:
+            # RFC 8705 section 5: where clients that authenticate their connection go
+            mtls = override["mtls_origin"]
+            document["mtls_endpoint_aliases"] = {
+                "token_endpoint": f"{mtls}/oauth/token",
+                "revocation_endpoint": f"{mtls}/oauth/revoke",
+                "introspection_endpoint": f"{mtls}/oauth/introspect",
+            }
         if openid:
             document["subject_types_supported"] = ["public"]
         resp = jsonify(document)
@@ -1307,7 +1323,7 @@ def create_app(store: Store, issuer: str, gateway_url: str | None = None) -> Fla
     def admin_metadata():
         if request.method == "POST":
             update = dict(METADATA_DEFAULTS)  # every POST starts from the truth
-            for key in ("issuer", "endpoint_origin"):
+            for key in ("issuer", "endpoint_origin", "mtls_origin"):
                 update[key] = request.values.get(key) or None
             raw = request.values.get("max_age")
             if raw is not None:

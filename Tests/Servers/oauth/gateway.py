@@ -107,7 +107,7 @@ class GatewayIntrospectValidator(IntrospectTokenValidator):
         )
 
     def introspect_token(self, token_string):
-        self.on_call()
+        self.on_call("introspection_calls")
         try:
             resp = self.http.request(
                 "POST",
@@ -143,6 +143,7 @@ class GatewayIntrospectValidator(IntrospectTokenValidator):
         bound_certificate = cnf.get("x5t#S256") if isinstance(cnf, dict) else None
         if bound_certificate and bound_certificate != client_certificate_thumbprint():
             # RFC 8705 section 3: presented over a connection without that certificate
+            self.on_call("certificate_refusals")
             raise InvalidTokenError("The token is bound to another client certificate.", realm=self.realm)
         aud = token.get("aud")
         if aud:
@@ -349,13 +350,15 @@ def create_app(as_url: str, gateway_url: str) -> Flask:
     def reset():
         with lock:
             stats.clear()
-            stats.update({"requests_total": 0, "by_route": {}, "by_outcome": {}, "introspection_calls": 0, "upstream_errors": 0})
+            stats.update({"requests_total": 0, "by_route": {}, "by_outcome": {}, "introspection_calls": 0, "upstream_errors": 0, "certificate_refusals": 0})
 
     reset()
 
-    def count_introspection():
+    def count_introspection(key):
+        # "introspection_calls", or "certificate_refusals": a token bound to a client
+        # certificate presented over a connection without it
         with lock:
-            stats["introspection_calls"] += 1
+            stats[key] += 1
 
     validator = GatewayIntrospectValidator(f"{as_url}/oauth/introspect", gateway_url, count_introspection)
     guard = ProofGuard()

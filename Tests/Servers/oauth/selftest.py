@@ -1024,8 +1024,19 @@ def main():
         r = http("GET", INFO, bearer=mtls_at, headers={"X-Client-Cert": other_cert})
         check("mTLS: gateway with another certificate -> 401 invalid_token", r.status == 401
               and r.json["error"] == "invalid_token" and r.headers.get("www-authenticate", "").startswith("Bearer "), r)
+        refusals = http("GET", f"{G}/admin/stats").json["certificate_refusals"]
         r = http("GET", INFO, bearer=mtls_at)
         check("mTLS: gateway without a certificate -> 401 invalid_token", r.status == 401, r)
+        check("mTLS: the gateway counts both refusals",
+              http("GET", f"{G}/admin/stats").json["certificate_refusals"] >= 2 and refusals >= 1)
+        md = http("GET", f"{A}/.well-known/oauth-authorization-server").json
+        check("mTLS: metadata says tokens are certificate-bound",
+              md.get("tls_client_certificate_bound_access_tokens") is True and "mtls_endpoint_aliases" not in md, md)
+        http("POST", f"{A}/admin/metadata", form={"mtls_origin": "https://127.0.0.1:1"})
+        md = http("GET", f"{A}/.well-known/oauth-authorization-server").json
+        check("mTLS: metadata names the aliases on the mutual-TLS origin",
+              md.get("mtls_endpoint_aliases", {}).get("token_endpoint") == "https://127.0.0.1:1/oauth/token", md)
+        http("POST", f"{A}/admin/metadata", form={})
         r = http("GET", INFO, bearer=plain_at, headers={"X-Client-Cert": cert})
         check("mTLS: an unbound token with a certificate -> 200", r.status == 200, r)
         r = http("POST", TOKEN, form=cc, basic=DEVICE, headers={"X-Client-Cert": cert, "DPoP": key.proof("POST", TOKEN)})

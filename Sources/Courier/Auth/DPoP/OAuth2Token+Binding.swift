@@ -1,4 +1,14 @@
 extension OAuth2Token {
+    /// The token as Courier hands it to the application: without the generated DPoP key kept
+    /// with it (``generatedKey``), which only token stores receive. Encoding a token the
+    /// application holds — to log it, or to pass it to other code — never writes a private key.
+    var handedOut: OAuth2Token {
+        guard generatedKey != nil else { return self }
+        var token = self
+        token.generatedKey = nil
+        return token
+    }
+
     /// How a token may be sent by a client whose configured key is known.
     enum Binding: Sendable, Hashable {
         /// As a bearer token, without a proof.

@@ -16,6 +16,12 @@ extension AuthorizationServer {
     ///   host of the trust set, so that client credentials go nowhere the transport would
     ///   not send them anyway.
     ///
+    /// An endpoint the document also names in `mtls_endpoint_aliases` (RFC 8705 §5) is
+    /// replaced by its alias when the transport presents a client certificate to the alias's
+    /// host: a client that authenticates its connections with a certificate talks to the
+    /// server's mutual-TLS endpoints. ``issuesCertificateBoundTokens`` is read from
+    /// `tls_client_certificate_bound_access_tokens`.
+    ///
     /// An accepted document is kept in `cache` (see ``DiscoveryCache``): discovering the same
     /// issuer again within its `Cache-Control: max-age` costs no request.
     ///
@@ -118,7 +124,7 @@ extension AuthorizationServer {
                 throw CourierError.invalidConfiguration("the \(name) of \(issuer) is not an absolute URL: \(value)")
             }
             try check(url, as: name, for: issuer, security: security)
-            urls[name] = url
+            urls[name] = try alias(of: name, in: metadata, issuer: issuer, security: security) ?? url
         }
         var server = AuthorizationServer(
             tokenEndpoint: urls["token_endpoint"]!,
@@ -127,10 +133,27 @@ extension AuthorizationServer {
         )
         server.issuer = URL(string: issuer)
         server.introspectionEndpoint = urls["introspection_endpoint"]
+        server.issuesCertificateBoundTokens = metadata.tlsClientCertificateBoundAccessTokens ?? false
         server.supportedClientAuthentications = metadata.tokenEndpointAuthMethodsSupported.map {
             Set($0.map(OAuth2ClientCredentials.AuthenticationMethod.init(rawValue:)))
         }
         return server
+    }
+
+    /// The endpoint a client with a certificate uses instead of `name` (RFC 8705 §5): the
+    /// document's alias, when the transport presents a client certificate to the alias's host;
+    /// `nil` otherwise, and the endpoint itself is used.
+    private static func alias(
+        of name: String,
+        in metadata: AuthorizationServerMetadata,
+        issuer: String,
+        security: SecurityConfiguration
+    ) throws -> URL? {
+        guard let value = metadata.mtlsEndpointAliases?[name], let url = URL(string: value), let host = url.host,
+            security.trustPolicy(forHost: host, port: url.port ?? 443)?.presentsClientCertificate == true
+        else { return nil }
+        try check(url, as: "mtls_endpoint_aliases \(name)", for: issuer, security: security)
+        return url
     }
 
     /// Throws unless `url` may receive credentials through a transport with `security`.

@@ -9,6 +9,11 @@ struct AuthorizationServerMetadata: Sendable, Hashable, Decodable {
     let revocationEndpoint: String?
     let introspectionEndpoint: String?
     let tokenEndpointAuthMethodsSupported: [String]?
+    /// RFC 8705 §3.3: whether access tokens issued over mutual TLS are bound to the certificate.
+    let tlsClientCertificateBoundAccessTokens: Bool?
+    /// RFC 8705 §5: endpoints to use instead when the client authenticates its connection
+    /// with a certificate, by metadata name.
+    let mtlsEndpointAliases: [String: String]?
 
     private enum CodingKeys: String, CodingKey {
         case issuer
@@ -17,6 +22,8 @@ struct AuthorizationServerMetadata: Sendable, Hashable, Decodable {
         case revocationEndpoint = "revocation_endpoint"
         case introspectionEndpoint = "introspection_endpoint"
         case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+        case tlsClientCertificateBoundAccessTokens = "tls_client_certificate_bound_access_tokens"
+        case mtlsEndpointAliases = "mtls_endpoint_aliases"
     }
 
     /// The endpoints by metadata name, the token endpoint first.

@@ -51,7 +51,11 @@ extension BearerTokenMiddleware {
         }
         var current = sent
         var attempt = context
-        var response = try await next(try authorize(current, nonce: nonces.nonce(for: origin)), body, attempt)
+        var response = try await next(
+            try authorize(current, nonce: nonces.nonce(for: origin)),
+            body,
+            attempt.presenting(certificateOf: current)
+        )
         let replayable = body?.isReplayable ?? true
         var answeredNonce = false
         var renewed = false
@@ -75,7 +79,11 @@ extension BearerTokenMiddleware {
                 return response
             }
             attempt.attempt += 1
-            response = try await next(try authorize(current, nonce: nonces.nonce(for: origin)), body, attempt)
+            response = try await next(
+                try authorize(current, nonce: nonces.nonce(for: origin)),
+                body,
+                attempt.presenting(certificateOf: current)
+            )
         }
         if response.isFromOrigin(of: request) { nonces.remember(from: response.headerFields, origin: origin) }
         return response

@@ -42,6 +42,9 @@ extension CredentialPolicy {
 ///   middleware: no recursion.
 /// - A token bound to a DPoP key goes as `Authorization: DPoP <token>` with a fresh proof of
 ///   that key for this send (`BearerTokenMiddleware+DPoP.swift`), and never with another key's.
+/// - A token bound to a client certificate goes only over a connection presenting it; when the
+///   transport presents another one now, the token is renewed first
+///   (`BearerTokenMiddleware+Certificate.swift`).
 ///
 /// On the sessions that every user of a ``ResourceAccess`` shares, the middleware holds no
 /// broker: each request names its user's broker in ``MiddlewareContext/userCredential``.
@@ -71,12 +74,37 @@ struct BearerTokenMiddleware: Middleware {
             throw CourierError(kind: .userNotAuthenticated, message: "the request names no user")
         }
         let sent = try await broker.token()
+        do {
+            return try await send(request, with: sent, from: broker, body: body, context: context, next: next)
+        } catch let mismatch as ClientCertificateMismatch {
+            return try await resend(
+                request,
+                refused: mismatch,
+                for: sent,
+                from: broker,
+                body: body,
+                context: context,
+                next: next
+            )
+        }
+    }
+
+    /// Sends `request` with `sent` — as a bearer token, or with a proof of its DPoP key — and
+    /// renews and resends once on a 401 that rejects it.
+    func send(
+        _ request: HTTPRequest,
+        with sent: BrokeredToken,
+        from broker: TokenBroker,
+        body: RequestBody?,
+        context: MiddlewareContext,
+        next: Next
+    ) async throws -> Response {
         if try Self.isBound(sent, by: broker) {
             return try await sendProven(request, with: sent, from: broker, body: body, context: context, next: next)
         }
         var authorized = request
         authorized.headerFields[.authorization] = sent.authorizationValue
-        let response = try await next(authorized, body, context)
+        let response = try await next(authorized, body, context.presenting(certificateOf: sent))
         guard response.status.code == 401, AuthenticationChallenge.asksForNewBearerToken(response.headerFields) else {
             return response
         }
@@ -125,7 +153,7 @@ struct BearerTokenMiddleware: Middleware {
             return try await sendProven(authorized, with: renewed, from: broker, body: body, context: retry, next: next)
         }
         authorized.headerFields[.authorization] = renewed.authorizationValue
-        return try await next(authorized, body, retry)
+        return try await next(authorized, body, retry.presenting(certificateOf: renewed))
     }
 
     /// Whether `token` must go with a proof of its DPoP key; throws for a token this client may

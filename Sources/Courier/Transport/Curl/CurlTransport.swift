@@ -169,6 +169,17 @@ public final class CurlTransport: Transport {
             // The request keeps the trust it entered under, to its end.
             transfer.trustGeneration = try await trust.ready(trust.current)
         }
+        if let binding = options.certificateBinding {
+            return try await execute(transfer, bound: binding)
+        }
+        try await run(transfer)
+        return transfer.takeResponse()
+    }
+
+    /// Hands a transfer to the loop and waits for its end; cancelling the calling task
+    /// cancels it.
+    @inline(__always)
+    private func run(_ transfer: CurlTransfer) async throws {
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 transfer.continuation = continuation
@@ -177,7 +188,33 @@ public final class CurlTransport: Transport {
         } onCancel: {
             loop.perform(.cancel(transfer))
         }
-        return transfer.takeResponse()
+    }
+
+    /// Executes a transfer that asks about its client certificate (``CertificateBinding``):
+    /// refuses, before anything is sent, one that requires a certificate its connection would
+    /// not present, or reports the one it presented.
+    ///
+    /// The certificate a connection presents is the one of the transfer's trust generation for
+    /// the request's host: connections of other generations are never reused for it.
+    @inline(never)
+    private func execute(_ transfer: CurlTransfer, bound binding: CertificateBinding) async throws -> Response {
+        let request = transfer.request
+        let authority = request.authority.flatMap { try? Authority($0) }
+        let presented = authority.flatMap { authority in
+            (transfer.trustGeneration?.compiled).flatMap {
+                $0.clientCertificateThumbprint(
+                    forHost: authority.host,
+                    port: authority.port(defaultFor: request.scheme ?? "https")
+                )
+            }
+        }
+        if case .require(let thumbprint) = binding, presented != thumbprint {
+            throw ClientCertificateMismatch(host: authority?.host ?? request.authority ?? "", presented: presented)
+        }
+        try await run(transfer)
+        var response = transfer.takeResponse()
+        response.clientCertificateThumbprint = presented
+        return response
     }
 
     /// Fails the transfers in flight with ``CourierError/Kind/shutDown``, frees every curl handle

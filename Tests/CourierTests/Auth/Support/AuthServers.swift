@@ -28,6 +28,9 @@ struct AuthEnvironment: Sendable {
     let oauth: URL
     /// The resource gateway behind TLS.
     let gateway: URL
+    /// The authorization server behind TLS that requires a client certificate of the suite's
+    /// client CA: its mutual-TLS endpoint aliases.
+    let oauthMutualTLS: URL
     /// The authorization server's plain port, for admin calls and introspection from tests.
     let oauthPlain: URL
     /// The gateway's plain port, for its admin counters.
@@ -108,18 +111,26 @@ private actor AuthFront {
         let oauthPort = try freePort()
         let gatewayPort = try freePort()
         let user = geteuid() == 0 ? "user root root;\n" : ""
-        func server(_ port: Int, upstream: URL) -> String {
+        let mutualTLSPort = try freePort()
+        // Client certificates from the suite's client CA are verified when offered (`optional`;
+        // `on` for the authorization server's mutual-TLS port) and forwarded to the upstream
+        // in X-Client-Cert, which binds tokens to them and checks the binding (RFC 8705). A
+        // client's own X-Client-Cert never passes: the header is always set here.
+        func server(_ port: Int, upstream: URL, requiresCertificate: Bool = false) -> String {
             """
                 server {
                     listen 127.0.0.1:\(port) ssl http2;
                     ssl_certificate \(env.leafChain);
                     ssl_certificate_key \(env.leafKey);
                     ssl_protocols TLSv1.2 TLSv1.3;
+                    ssl_client_certificate \(env.clientCA);
+                    ssl_verify_client \(requiresCertificate ? "on" : "optional");
                     location / {
                         proxy_pass \(upstream.absoluteString);
                         proxy_http_version 1.1;
                         proxy_set_header Host $http_host;
                         proxy_set_header X-Forwarded-Proto https;
+                        proxy_set_header X-Client-Cert $ssl_client_escaped_cert;
                         proxy_read_timeout 1h;
                         # Bytes pass as they come: a streamed body reaches the client while
                         # the gateway is still producing it.
@@ -145,7 +156,7 @@ private actor AuthFront {
                 scgi_temp_path \(directory)/tmp/scgi;
                 http2_max_concurrent_streams 256;
                 keepalive_requests 100000;
-            \(server(oauthPort, upstream: oauth))\(server(gatewayPort, upstream: gateway))}
+            \(server(oauthPort, upstream: oauth))\(server(gatewayPort, upstream: gateway))\(server(mutualTLSPort, upstream: oauth, requiresCertificate: true))}
 
             """
         let configPath = directory + "/nginx.conf"
@@ -180,7 +191,7 @@ private actor AuthFront {
         self.stdinPipe = pipe
 
         let deadline = Date().addingTimeInterval(15)
-        while !(LoopbackSockets.accepts(oauthPort) && LoopbackSockets.accepts(gatewayPort)) {
+        while !([oauthPort, gatewayPort, mutualTLSPort].allSatisfy(LoopbackSockets.accepts)) {
             if !process.isRunning || Date() > deadline {
                 let log = (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? ""
                 throw TestServersError(message: "the TLS front for the OAuth2 servers did not start:\n\(log)")
@@ -194,6 +205,7 @@ private actor AuthFront {
         return AuthEnvironment(
             oauth: URL(string: "https://127.0.0.1:\(oauthPort)")!,
             gateway: URL(string: "https://127.0.0.1:\(gatewayPort)")!,
+            oauthMutualTLS: URL(string: "https://127.0.0.1:\(mutualTLSPort)")!,
             oauthPlain: oauth,
             gatewayPlain: gateway,
             nginxHTTPS: env.nginxHTTPS,
@@ -294,15 +306,18 @@ struct OAuthAdmin: Sendable {
     }
 
     /// What the metadata documents say from now on: another `issuer`, endpoints on another
-    /// origin, a `Cache-Control: max-age`, no RFC 8414 document (404). No argument: the truth.
+    /// origin, a `Cache-Control: max-age`, no RFC 8414 document (404), mutual-TLS endpoint
+    /// aliases on another origin. No argument: the truth.
     func setMetadata(
         issuer: String? = nil,
         endpointOrigin: String? = nil,
         maxAge: Int? = nil,
-        oauthMetadata: Bool = true
+        oauthMetadata: Bool = true,
+        mutualTLSOrigin: String? = nil
     ) async throws {
         var form: [String: String] = ["oauth_metadata": oauthMetadata ? "on" : "off"]
         if let issuer { form["issuer"] = issuer }
+        if let mutualTLSOrigin { form["mtls_origin"] = mutualTLSOrigin }
         if let endpointOrigin { form["endpoint_origin"] = endpointOrigin }
         if let maxAge { form["max_age"] = String(maxAge) }
         _ = try await json(.post, "/admin/metadata", form: form)
