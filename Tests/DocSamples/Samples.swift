@@ -945,6 +945,22 @@ func sample_SenderConstrainedTokens_1() async throws {
 #sourceLocation()
 }
 
+// Documentation.docc/Articles/SenderConstrainedTokens.md, sample 2
+func sample_SenderConstrainedTokens_2() async throws {
+#sourceLocation(file: "Documentation.docc/Articles/SenderConstrainedTokens.md", line: 132)
+    var server = AuthorizationServer(baseURL: URL(string: "https://login.example.com")!)
+    server.issuesCertificateBoundTokens = true
+    var bound = configuration
+    bound.authorizationServer = server
+    bound.transport.security = try .secured(trust: [
+        try TrustPolicy(host: "*.example.com", pins: [apiPin, apiBackupPin], clientCertificate: try await loadServiceIdentity())
+    ])
+    let client = try ResourceAccess(configuration: bound)
+    let token = try await client.deviceClient.authenticate()
+    print(token.certificateThumbprint ?? "not bound")
+#sourceLocation()
+}
+
 // Documentation.docc/Articles/ServingManyUsers.md, sample 1
 func sample_ServingManyUsers_1() async throws {
 #sourceLocation(file: "Documentation.docc/Articles/ServingManyUsers.md", line: 14)

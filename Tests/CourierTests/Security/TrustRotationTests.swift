@@ -239,6 +239,38 @@ struct TrustRotationTests {
         await transport.shutdown()
     }
 
+    @Test func aRequestWaitingForAFirstCertificateEndsAtItsDeadlineOrWhenCancelled() async throws {
+        let env = try await TestServers.shared()
+        let certificate = try TrustRotationSupport.clientCertificate(env, name: "courier-late", days: 2)
+        // The closure hangs until the test opens the gate, as an identity agent that is down.
+        let gate = AsyncStream<Void>.makeStream()
+        let calls = Locked(0)
+        let policy = try TrustPolicy(host: "127.0.0.1", pins: [try SecuritySupport.pin(env.leafPin)]) {
+            calls.withLock { $0 += 1 }
+            for await _ in gate.stream {}
+            return certificate
+        }
+        let transport = TrustRotationSupport.transport(env, try .secured(trust: [policy]))
+        let bounded = Session(
+            configuration: .init(baseURL: env.url(.mtls), timeout: .milliseconds(300)),
+            transport: transport
+        )
+        await #expect(throws: CourierError(.timedOut)) {
+            _ = try await bounded.send(HTTPRequest(method: .get, path: "/bytes/0"))
+        }
+        let unbounded = Session(configuration: .init(baseURL: env.url(.mtls), timeout: nil), transport: transport)
+        let waiting = Task { try await unbounded.send(HTTPRequest(method: .get, path: "/bytes/0")) }
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await waiting.value }
+        // The load went on meanwhile, once: when the closure answers, requests go through.
+        gate.continuation.finish()
+        #expect(try await unbounded.send(HTTPRequest(method: .get, path: "/bytes/0")).status == .ok)
+        #expect(calls.value == 1)
+        await bounded.shutdown()
+        await unbounded.shutdown()
+        await transport.shutdown()
+    }
+
     @Test func aFailingClosureFailsTheFirstRequestWithTheReason() async throws {
         let env = try await TestServers.shared()
         struct VaultDown: Error {}

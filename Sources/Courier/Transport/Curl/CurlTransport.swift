@@ -167,7 +167,7 @@ public final class CurlTransport: Transport {
         let transfer = try CurlTransfer(request: request, body: body, options: options, control: control, loop: loop)
         if let trust = loop.trust {
             // The request keeps the trust it entered under, to its end.
-            transfer.trustGeneration = try await trust.ready(trust.current)
+            transfer.trustGeneration = try await trust.ready(trust.current, deadline: options.deadline)
         }
         if let binding = options.certificateBinding {
             return try await execute(transfer, bound: binding)

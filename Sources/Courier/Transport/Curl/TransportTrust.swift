@@ -105,22 +105,28 @@ final class TransportTrust: Sendable {
     /// loaded: when one has not been loaded yet, waits for it; when one nears its end,
     /// starts its renewal in the background and returns `generation` at once.
     ///
-    /// - Parameter generation: The current generation, as the request read it.
+    /// - Parameters:
+    ///   - generation: The current generation, as the request read it.
+    ///   - deadline: The request's deadline: waiting for a first certificate ends there.
     /// - Throws: ``CourierError/Kind/invalidConfiguration`` when a closure failed to give a
-    ///   first certificate, or gave one that cannot be used.
-    func ready(_ generation: TrustGeneration) async throws -> TrustGeneration {
+    ///   first certificate, or gave one that cannot be used; ``CourierError/Kind/timedOut``
+    ///   when the deadline passed first; `CancellationError` when the request was cancelled.
+    func ready(_ generation: TrustGeneration, deadline: ContinuousClock.Instant?) async throws -> TrustGeneration {
         guard generation.compiled.renewalDate != nil else { return generation }
-        var generation = try await readyOnce(generation)
+        var generation = try await readyOnce(generation, deadline: deadline)
         // The trust may have been replaced while the request waited, by a set whose closures
         // have not given certificates yet either.
         for _ in 0..<3 where generation.compiled.lacksProvidedCertificates {
-            generation = try await readyOnce(generation)
+            generation = try await readyOnce(generation, deadline: deadline)
         }
         return generation
     }
 
-    /// One round of ``ready(_:)``.
-    private func readyOnce(_ generation: TrustGeneration) async throws -> TrustGeneration {
+    /// One round of ``ready(_:deadline:)``.
+    private func readyOnce(
+        _ generation: TrustGeneration,
+        deadline: ContinuousClock.Instant?
+    ) async throws -> TrustGeneration {
         guard let due = generation.compiled.renewalDate else { return generation }
         let now = Date().timeIntervalSince1970
         guard now >= due else { return generation }
@@ -134,19 +140,40 @@ final class TransportTrust: Sendable {
         }
         guard waits else { return generation }
         guard let task else { return current }
-        return try await Self.value(of: task)
+        return try await Self.value(of: task, deadline: deadline)
     }
 
     /// The value of a first load, or `CancellationError` as soon as the waiting request is
-    /// cancelled: the load itself goes on for the requests that still wait (a closure that
-    /// hangs must not hang a request its caller gave up).
-    private static func value(of task: Task<TrustGeneration, any Error>) async throws -> TrustGeneration {
+    /// cancelled, or ``CourierError/Kind/timedOut`` at its deadline: the load itself goes on
+    /// for the requests that still wait (a closure that hangs must not hang a request its
+    /// caller gave up, or whose time is up).
+    private static func value(
+        of task: Task<TrustGeneration, any Error>,
+        deadline: ContinuousClock.Instant?
+    ) async throws -> TrustGeneration {
         let waiter = LockedBox<CheckedContinuation<TrustGeneration, any Error>?>(nil)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 waiter.withLock { $0 = continuation }
+                let timer = deadline.map { deadline in
+                    Task {
+                        // Cancelled when the load ends first: then it resumes nothing.
+                        guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+                        waiter.withLock { waiting in
+                            defer { waiting = nil }
+                            return waiting
+                        }?.resume(
+                            throwing: CourierError(
+                                kind: .timedOut,
+                                message: "the request's deadline passed while the transport waited for the first "
+                                    + "client certificate of its trust set"
+                            )
+                        )
+                    }
+                }
                 Task {
                     let result = await task.result
+                    timer?.cancel()
                     waiter.withLock { waiting in
                         defer { waiting = nil }
                         return waiting
