@@ -35,6 +35,7 @@ typedef struct ccourier_tls_connection {
     long policy_index;
     ccourier_pin_mismatch_callback callback;
     void *context;
+    void (*release)(void *context);  // drops the connection's reference to `context`
 } ccourier_tls_connection;
 
 // MARK: errors
@@ -217,6 +218,7 @@ static void ccourier_connection_free(void *parent, void *pointer, CRYPTO_EX_DATA
     ccourier_tls_connection *connection = pointer;
     if (connection == NULL) return;
     free(connection->host);
+    if (connection->release != NULL) connection->release(connection->context);
     free(connection);
 }
 
@@ -227,17 +229,16 @@ static void ccourier_connection_register(void) {
 
 int ccourier_tls_apply_to_connection(void *ssl_ctx, const ccourier_tls_policy *policy, const char *host,
                                      long port, long policy_index, ccourier_pin_mismatch_callback callback,
-                                     void *context) {
+                                     void *context, void (*release)(void *context)) {
     pthread_once(&ccourier_connection_once, ccourier_connection_register);
-    if (ccourier_connection_index < 0) return 0;
-    ccourier_tls_connection *connection = calloc(1, sizeof(ccourier_tls_connection));
-    char *name = strdup(host);
+    ccourier_tls_connection *connection = ccourier_connection_index < 0 ? NULL : calloc(1, sizeof(ccourier_tls_connection));
+    char *name = connection != NULL ? strdup(host) : NULL;
     if (connection == NULL || name == NULL) {
         free(connection);
-        free(name);
+        if (release != NULL) release(context);
         return 0;
     }
-    *connection = (ccourier_tls_connection){policy, name, port, policy_index, callback, context};
+    *connection = (ccourier_tls_connection){policy, name, port, policy_index, callback, context, release};
     // The SSL_CTX is the connection's own (libcurl makes one per connection): it owns the
     // context from here on and frees it when the connection ends.
     if (!SSL_CTX_set_ex_data(ssl_ctx, ccourier_connection_index, connection)) {

@@ -97,11 +97,13 @@ typedef void (*ccourier_pin_mismatch_callback)(void *_Nullable context, const ch
 /// `ccourier_tls_apply` for one connection to `host` and `port`: the same checks, and a
 /// chain that verifies but matches no pin is handed to `callback` (when given) before it is
 /// refused, or, for a policy that audits pins, accepted. The connection's details are kept
-/// with the SSL_CTX and freed with it; `policy` and `context` must outlive the SSL_CTX.
-/// Returns 1 on success, 0 when out of memory or when OpenSSL refused.
+/// with the SSL_CTX and freed with it. The connection owns one reference to `context`, which
+/// must keep `policy` alive: `release` is called with it when the SSL_CTX is freed, or at once
+/// when this call fails. Returns 1 on success, 0 when out of memory or when OpenSSL refused.
 int ccourier_tls_apply_to_connection(void *ssl_ctx, const ccourier_tls_policy *policy, const char *host,
                                      long port, long policy_index,
-                                     ccourier_pin_mismatch_callback _Nullable callback, void *_Nullable context);
+                                     ccourier_pin_mismatch_callback _Nullable callback, void *_Nullable context,
+                                     void (*_Nullable release)(void *_Nullable context));
 
 // MARK: connection partitions
 

@@ -108,6 +108,30 @@ struct TrustRotationTests {
         await transport.shutdown()
     }
 
+    @Test func anEarlierTrustSetIsFreedOnceNoRequestOrConnectionUsesIt() async throws {
+        let env = try await TestServers.shared()
+        let policy = { try TrustPolicy(host: "127.0.0.1", pins: [try SecuritySupport.pin(env.leafPin)]) }
+        let transport = TrustRotationSupport.transport(env, try .secured(trust: [try policy()]))
+        let session = Session(configuration: .init(baseURL: env.url(.https)), transport: transport)
+        let trust = try #require(transport.loop.trust)
+        struct Weak { weak var generation: TrustGeneration? }
+        let first = Weak(generation: trust.current)
+        // A connection made under the first set stays in the pool, and holds it.
+        #expect(try await session.send(HTTPRequest(method: .get, path: "/bytes/0")).status == .ok)
+        var unused: [Weak] = []
+        for _ in 0..<20 {
+            try transport.replaceTrust(with: .secured(trust: [try policy()]))
+            unused.append(Weak(generation: trust.current))
+        }
+        unused.removeLast()  // the current one
+        #expect(unused.allSatisfy { $0.generation == nil }, "a set no request or connection used was kept")
+        #expect(first.generation != nil, "the pooled connection's set was freed under it")
+        #expect(try await session.send(HTTPRequest(method: .get, path: "/bytes/0")).status == .ok)
+        await session.shutdown()
+        await transport.shutdown()
+        #expect(first.generation == nil, "the set outlived its connections")
+    }
+
     @Test func pinsThatDoNotMatchRefuseNewRequestsWhileThoseInFlightFinish() async throws {
         let env = try await TestServers.shared()
         let transport = TrustRotationSupport.transport(

@@ -39,7 +39,8 @@ extension CurlTransfer {
         // may start on a handle a newer one used.
         try set(easy, CURLOPT_SSL_CIPHER_LIST, generation.cipherList)
         try check(ccurl_easy_setopt_ssl_ctx_function(easy, CurlTLSHook.sslContext), "the TLS trust hook")
-        // Unretained: the transport's trust keeps every generation until its loop ends.
+        // Unretained: the transfer holds its generation while libcurl makes its connections,
+        // and each connection then holds it itself (`CurlTLSHook.sslContext`).
         try set(easy, CURLOPT_SSL_CTX_DATA, pointer: Unmanaged.passUnretained(generation).toOpaque())
     }
 
@@ -83,7 +84,8 @@ enum CurlTLSHook {
     /// Applies the policy of the connection's host to the `SSL_CTX`: pinned roots, client
     /// certificate, and the verify hook that matches pins against the verified chain and
     /// reports a chain that matches none (``pinMismatch``). A host without a policy gets a
-    /// hook that refuses every chain. The user data is the transfer's ``TrustGeneration``.
+    /// hook that refuses every chain. The user data is the transfer's ``TrustGeneration``,
+    /// which the transfer holds while libcurl calls this.
     static let sslContext: ccurl_ssl_ctx_callback = { easy, sslContext, userData in
         guard let easy, let sslContext, let userData else { return CURLE_SSL_CERTPROBLEM }
         let generation = Unmanaged<TrustGeneration>.fromOpaque(userData).takeUnretainedValue()
@@ -97,6 +99,8 @@ enum CurlTLSHook {
         guard let index = generation.compiled.index(forHost: connection.authority.host, port: port) else {
             return ccourier_tls_apply(sslContext, nil) == 1 ? CURLE_OK : CURLE_SSL_CERTPROBLEM
         }
+        // The connection keeps its generation (and so the compiled policy OpenSSL points
+        // into) alive for as long as it is open: released when libcurl frees its SSL_CTX.
         let applied = ccourier_tls_apply_to_connection(
             sslContext,
             generation.compiled.handle(at: index),
@@ -104,9 +108,17 @@ enum CurlTLSHook {
             port ?? -1,
             index,
             pinMismatch,
-            userData
+            Unmanaged.passRetained(generation).toOpaque(),
+            releaseGeneration
         )
         return applied == 1 ? CURLE_OK : CURLE_SSL_CERTPROBLEM
+    }
+
+    /// Drops a connection's reference to its ``TrustGeneration``, when libcurl frees the
+    /// connection's `SSL_CTX`.
+    static let releaseGeneration: @convention(c) (UnsafeMutableRawPointer?) -> Void = { context in
+        guard let context else { return }
+        Unmanaged<TrustGeneration>.fromOpaque(context).release()
     }
 
     /// Called in a handshake whose verified chain matched none of the policy's pins; the

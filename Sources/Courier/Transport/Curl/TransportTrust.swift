@@ -2,19 +2,19 @@ import CoreMetrics
 import Foundation
 
 /// The trust set of a secured ``CurlTransport`` as it changes while the transport runs: the
-/// current ``TrustGeneration``, every earlier one, and the renewal of client certificates
-/// that closures give.
+/// current ``TrustGeneration``, and the renewal of client certificates that closures give.
 ///
 /// A request takes the current generation when it enters the transport and keeps it to its
-/// end, retries on a fresh connection included. Earlier generations stay alive until the
-/// transport's loop ends: connections made under them may still be open, and OpenSSL holds
-/// pointers into their compiled policies. Each holds a few certificates and pins, and a
-/// generation is made only by ``CurlTransport/replaceTrust(with:)`` or a certificate renewal.
+/// end, retries on a fresh connection included. An earlier generation lives on only while a
+/// request or a connection made under it does — OpenSSL points into its compiled policies, so
+/// each connection holds its generation until libcurl frees it — and is freed after the last:
+/// a service that rotates its certificate every hour does not grow by a trust set an hour.
 final class TransportTrust: Sendable {
     private struct State {
         var current: TrustGeneration
-        /// Every generation, the current one included, oldest first.
-        var generations: [TrustGeneration]
+        /// How many generations there have been, the current one included: the next one's
+        /// number.
+        var count: UInt64 = 1
         /// The renewal of client certificates under way, if any.
         var renewal: Task<TrustGeneration, any Error>?
         /// No background renewal starts before this moment (seconds since 1970), after a
@@ -34,14 +34,14 @@ final class TransportTrust: Sendable {
         self.metricsFactory = metricsFactory
         // Generation 0 sets no cipher-list tag, so it cannot fail.
         let first = try! TrustGeneration(number: 0, security: security, metricsFactory: metricsFactory)
-        state = LockedBox(State(current: first, generations: [first]))
+        state = LockedBox(State(current: first))
     }
 
     /// The generation new requests take.
     var current: TrustGeneration { state.withLock { $0.current } }
 
     /// How many generations the transport has had.
-    var generationCount: Int { state.withLock { $0.generations.count } }
+    var generationCount: Int { state.withLock { Int($0.count) } }
 
     /// Makes `security` the trust set of new requests.
     ///
@@ -50,13 +50,9 @@ final class TransportTrust: Sendable {
     func replace(with security: SecurityConfiguration) throws {
         try state.withLock { state in
             try Self.check(security, replacing: state.current.security)
-            let next = try TrustGeneration(
-                number: UInt64(state.generations.count),
-                security: security,
-                metricsFactory: metricsFactory
-            )
+            let next = try TrustGeneration(number: state.count, security: security, metricsFactory: metricsFactory)
             state.current = next
-            state.generations.append(next)
+            state.count += 1
             // A renewal under way belongs to the set just replaced: it finds the set replaced
             // and drops its result, while the new set's closures are asked on their own.
             state.renewal = nil
@@ -237,12 +233,12 @@ final class TransportTrust: Sendable {
                     state.quietUntil = now + Self.renewalPause
                 }
                 let renewed = try TrustGeneration(
-                    number: UInt64(state.generations.count),
+                    number: state.count,
                     security: generation.security.replacingCompiled(next),
                     metricsFactory: metricsFactory
                 )
                 state.current = renewed
-                state.generations.append(renewed)
+                state.count += 1
                 return renewed
             }
         } catch {

@@ -7,9 +7,10 @@ import CoreMetrics
 /// A transfer keeps the generation it started under, and so does every connection it
 /// makes: the generation's cipher-list tag (``cipherList``) differs from every other
 /// generation's, and libcurl reuses a connection — or resumes a TLS session — only for a
-/// transfer whose TLS options match. A generation is never freed before its transport's
-/// loop, because OpenSSL holds pointers into it for as long as a connection made under it
-/// exists.
+/// transfer whose TLS options match. OpenSSL points into a generation's compiled policies
+/// for as long as a connection made under it exists, so each such connection holds a
+/// reference to it (released when libcurl frees the connection's `SSL_CTX`); with the
+/// transfers, they are all that keep an earlier generation alive.
 ///
 /// `Sendable`: immutable.
 final class TrustGeneration: Sendable {
