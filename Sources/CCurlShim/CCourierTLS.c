@@ -254,9 +254,9 @@ int ccourier_tls_apply_to_connection(void *ssl_ctx, const ccourier_tls_policy *p
 static char *ccourier_default_ciphers = NULL;
 static pthread_once_t ccourier_default_ciphers_once = PTHREAD_ONCE_INIT;
 
-/// Reads the TLS 1.2-and-below cipher list a new client SSL_CTX gets, by name, in order.
-static void ccourier_read_default_ciphers(void) {
-    SSL_CTX *context = SSL_CTX_new(TLS_client_method());
+/// The TLS 1.2-and-below ciphers of `context`, by name, in order, joined with ':'; NULL when
+/// there are none or memory ran out. The caller frees it.
+static char *ccourier_cipher_names(SSL_CTX *context) {
     STACK_OF(SSL_CIPHER) *ciphers = context != NULL ? SSL_CTX_get_ciphers(context) : NULL;
     size_t capacity = 1, length = 0;
     int count = ciphers != NULL ? sk_SSL_CIPHER_num(ciphers) : 0;
@@ -273,12 +273,36 @@ static void ccourier_read_default_ciphers(void) {
         memcpy(list + length, name, strlen(name));
         length += strlen(name);
     }
-    SSL_CTX_free(context);
-    ERR_clear_error();
     if (list != NULL && length == 0) {
         free(list);
         list = NULL;
     }
+    return list;
+}
+
+/// Reads the TLS 1.2-and-below cipher list a new client SSL_CTX gets. When OpenSSL's
+/// `DEFAULT` names exactly those ciphers in the same order (no system configuration changed
+/// them), the list is `DEFAULT`: libcurl compares the list, byte by byte without regard to
+/// case, for every connection it considers reusing, and `DEFAULT` is a few bytes where the
+/// names are about a kilobyte.
+static void ccourier_read_default_ciphers(void) {
+    SSL_CTX *context = SSL_CTX_new(TLS_client_method());
+    char *list = ccourier_cipher_names(context);
+    SSL_CTX_free(context);
+    SSL_CTX *keyword = list != NULL ? SSL_CTX_new(TLS_client_method()) : NULL;
+    if (keyword != NULL && SSL_CTX_set_cipher_list(keyword, "DEFAULT") == 1) {
+        char *named = ccourier_cipher_names(keyword);
+        if (named != NULL && strcmp(named, list) == 0) {
+            char *short_list = strdup("DEFAULT");
+            if (short_list != NULL) {
+                free(list);
+                list = short_list;
+            }
+        }
+        free(named);
+    }
+    SSL_CTX_free(keyword);
+    ERR_clear_error();
     ccourier_default_ciphers = list;
 }
 

@@ -108,7 +108,8 @@ int ccourier_tls_apply_to_connection(void *ssl_ctx, const ccourier_tls_policy *p
 // MARK: connection partitions
 
 /// The OpenSSL cipher list (TLS 1.2 and below) a new SSL_CTX gets by default, as
-/// configured for this process, followed by `:!COURIER-TRUST-<generation>`: a name OpenSSL
+/// configured for this process (`DEFAULT` when that keyword names the same ciphers in the
+/// same order, else the ciphers' names), followed by `:!COURIER-TRUST-<generation>`: a name OpenSSL
 /// does not know and ignores. Given as CURLOPT_SSL_CIPHER_LIST, it leaves the ciphers as
 /// they are and makes libcurl keep connections and TLS sessions of different trust
 /// generations apart (libcurl reuses a connection or a session only when the cipher lists

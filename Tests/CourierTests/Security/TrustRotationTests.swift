@@ -124,6 +124,7 @@ struct TrustRotationTests {
             unused.append(Weak(generation: trust.current))
         }
         unused.removeLast()  // the current one
+        #expect(trust.current.cipherList?.hasSuffix(":!COURIER-TRUST-20") == true)
         #expect(unused.allSatisfy { $0.generation == nil }, "a set no request or connection used was kept")
         #expect(first.generation != nil, "the pooled connection's set was freed under it")
         #expect(try await session.send(HTTPRequest(method: .get, path: "/bytes/0")).status == .ok)
