@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import HTTPTypes
 import Testing
 
 @testable import Courier
@@ -110,6 +112,59 @@ extension AuthIntegrationTests {
                 for: TokenStoreKey(clientID: AuthEnvironment.userClient.clientID, level: .user)
             )
             #expect(stored?.refreshToken != nil)  // nobody signed the fleet out
+        }
+    }
+
+    @Test func twoProcessesWithOneDPoPKeyAndOneCertificateShareTheirBoundToken() async throws {
+        try await withFaultsReset {
+            let store = try await fleetStore()
+            let key = P256.Signing.PrivateKey()
+            let keyFile = store.directory + "/dpop-key.pem"
+            try key.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+            let servers = try await TestServers.shared()
+            let certificate = try TrustRotationSupport.clientCertificate(servers, name: "courier-fleet", days: 2)
+            let gateway = Session(
+                configuration: .init(baseURL: env.gatewayPlain),
+                transport: CurlTransport(configuration: .init(proxy: .none))
+            )
+            func gatewayCount(_ path: String, _ name: String) async throws -> Int {
+                let response = try await gateway.send(HTTPRequest(method: .get, path: path))
+                let object = try JSONSerialization.jsonObject(with: response.data) as? [String: Any]
+                return object?[name] as? Int ?? 0
+            }
+            let proofsBefore = try await gatewayCount("/admin/dpop", "proofs_accepted")
+            let refusalsBefore = try await gatewayCount("/admin/stats", "certificate_refusals")
+            var summaries: [FleetSummary] = []
+            let delta = try await admin.grantDelta {
+                let members = try startFleet(
+                    2,
+                    store: store,
+                    level: "device",
+                    callers: 20,
+                    seconds: 4,
+                    pauseMilliseconds: 200,
+                    extra: [
+                        "--dpop-key-file", keyFile, "--client-certificate", certificate.certificateFile,
+                        "--client-key", certificate.privateKeyFile,
+                    ]
+                )
+                for member in members { summaries.append(try await member.summary(within: .seconds(50))) }
+            }
+            // One token for the fleet: whichever process got it, the other proved possession of
+            // the same key over a connection with the same certificate.
+            #expect(delta == ["client_credentials": 1], "\(Self.describe(summaries))")
+            #expect(summaries.allSatisfy { $0.failureCount == 0 && $0.successes > 0 }, "\(Self.describe(summaries))")
+            let successes = summaries.reduce(0) { $0 + $1.successes }
+            #expect(try await gatewayCount("/admin/dpop", "proofs_accepted") - proofsBefore == successes)
+            #expect(try await gatewayCount("/admin/stats", "certificate_refusals") == refusalsBefore)
+            let stored = try #require(
+                try await EncryptedFileTokenStore(path: store.path).token(
+                    for: TokenStoreKey(clientID: AuthEnvironment.deviceClient.clientID, level: .device)
+                )
+            )
+            #expect(stored.keyThumbprint == DPoPKey(privateKey: key).thumbprint)
+            #expect(stored.certificateThumbprint != nil)
+            await gateway.shutdown()
         }
     }
 

@@ -78,14 +78,24 @@ public enum FleetLoad: Sendable {
     ) throws -> ResourceAccess.Configuration {
         let hosts = Set([options.oauth.host, options.gateway.host].compactMap { $0 })
         let pins = try options.pins.map { try SPKIPin($0) }
+        let identity = options.clientCertificate.map {
+            ClientCertificate(certificateFile: $0.certificate, privateKeyFile: $0.key)
+        }
         let security = try SecurityConfiguration.secured(
             trust: try hosts.sorted().map {
-                try TrustPolicy(host: $0, pins: pins, pinnedCertificateAuthorities: options.caBundle)
+                try TrustPolicy(
+                    host: $0,
+                    pins: pins,
+                    pinnedCertificateAuthorities: options.caBundle,
+                    clientCertificate: identity
+                )
             }
         )
+        var server = AuthorizationServer(baseURL: options.oauth)
+        server.issuesCertificateBoundTokens = identity != nil
         var configuration = ResourceAccess.Configuration(
             resourceBaseURL: options.gateway,
-            authorizationServer: AuthorizationServer(baseURL: options.oauth),
+            authorizationServer: server,
             transport: .init(proxy: .none, security: security),
             userClient: OAuth2ClientCredentials(
                 clientID: options.userClientID,
@@ -97,6 +107,11 @@ public enum FleetLoad: Sendable {
             ),
             tokenStore: store
         )
+        if let path = options.dpopKeyFile {
+            let key = try DPoPKey(pemFile: path)
+            configuration.userClient.dpopKey = key
+            configuration.deviceClient.dpopKey = key
+        }
         configuration.renewalLeeway = options.leeway
         configuration.tokenStoreLeaseDuration = options.leaseDuration
         configuration.applicationProduct = "CourierFleetMember/1.0"

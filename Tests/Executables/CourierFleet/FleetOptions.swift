@@ -53,6 +53,12 @@ public struct FleetOptions: Sendable {
     public var leeway: Duration
     /// How long a renewal's lease on the shared store holds.
     public var leaseDuration: Duration
+    /// A PEM file with the DPoP key (P-256) both clients prove their tokens with; `nil` for
+    /// bearer tokens.
+    public var dpopKeyFile: String?
+    /// A PEM client certificate and its key, presented to the servers: the authorization
+    /// server then binds the tokens to it.
+    public var clientCertificate: (certificate: String, key: String)?
 
     /// Reads the options.
     ///
@@ -119,6 +125,10 @@ public struct FleetOptions: Sendable {
         path = value("path") ?? (level == .device ? "/api/device/info" : "/api/user/profile")
         leeway = .milliseconds(Int(try number("leeway-seconds", 30) * 1000))
         leaseDuration = .milliseconds(Int(try number("lease-seconds", 10) * 1000))
+        dpopKeyFile = value("dpop-key-file")
+        if let certificate = value("client-certificate") {
+            clientCertificate = (certificate, try required("client-key"))
+        }
     }
 }
 

@@ -262,7 +262,9 @@ struct CertificateBoundTokenIntegrationTests {
         defer { Task { [admin] in try? await admin.setMetadata() } }
         let cache = AuthorizationServer.DiscoveryCache()
         let certificate = try certificate("discovered")
-        let presenting = CurlTransport(configuration: .init(proxy: .none, security: try security(presenting: certificate)))
+        let presenting = CurlTransport(
+            configuration: .init(proxy: .none, security: try security(presenting: certificate))
+        )
         let server = try await AuthorizationServer.discover(issuer: env.oauth, transport: presenting, cache: cache)
         #expect(server.tokenEndpoint.absoluteString == env.oauthMutualTLS.absoluteString + "/oauth/token")
         #expect(server.revocationEndpoint?.absoluteString == env.oauthMutualTLS.absoluteString + "/oauth/revoke")
