@@ -92,7 +92,7 @@ struct Run: ParsableCommand {
 
     @Option(
         help:
-            "Protocols, comma-separated: h1 (HTTP/1.1 plain), h1s (HTTP/1.1 over TLS; the Courier clients only), h2 (HTTP/2 over TLS)."
+            "Protocols, comma-separated: h1 (HTTP/1.1 plain), h1s (HTTP/1.1 over TLS; courier, courier-access and courier-dpop only), h2 (HTTP/2 over TLS)."
     )
     var protocols = "h1,h2"
 

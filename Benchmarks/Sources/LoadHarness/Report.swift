@@ -291,7 +291,9 @@ struct Report {
             let busy = cellsWhere(proto, .small, 16...Int.max)
             check(
                 "\(proto.title) 1 KiB, c16–256: Courier default CPU µs/req ≤ 1.5× C",
-                busy.map { cell in
+                busy.compactMap { cell in
+                    // Checked where the floor ran: a run of Courier's own variants has none.
+                    guard table[cell]?["curl"] != nil else { return nil }
                     let r = ratio(
                         value(table, cell, "courier")?.cpuMicrosPerRequest,
                         value(table, cell, "curl")?.cpuMicrosPerRequest
