@@ -4,7 +4,8 @@
 #
 #   Benchmarks/profile.sh [--tls] [--size 1k|1m] [--concurrency 64] [--seconds 3] [CLIENT [MODE]]
 #   CLIENT: CourierLoadClient (default), CurlFloorClient, AHCLoadClient, URLSessionLoadClient
-#   MODE:   send (default), executor, stream, courier-options (CurlFloorClient)
+#   MODE:   send (default), executor, stream, access and dpop (ResourceAccess; with --tls),
+#           courier-options (CurlFloorClient)
 #
 # Needs root (SCHED_FIFO, perf). The perf data stays in /tmp/courier-profile-*/.
 set -euo pipefail

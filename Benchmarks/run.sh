@@ -16,6 +16,9 @@
 #                                  c1–c256; 3 rounds of 2 s; ~6 min) → RESULTS-stream.md
 #   Benchmarks/run.sh sse          server-sent events: the C floor (and Courier's SSE client once there) reading an
 #                                  event stream of 10,000 events of 1 KiB (h1, h2; c1, c16; 3 rounds) → RESULTS-sse.md
+#   Benchmarks/run.sh dpop         what auth costs a request: Session.send, ResourceAccess with a bearer token and with a
+#                                  DPoP proof (courier, courier-access, courier-dpop; h1s, h2; 1 KiB; c16, c64;
+#                                  3 rounds of 3 s; ~3 min) → RESULTS-dpop.md
 #
 # Any other flag goes to LoadHarness (`Benchmarks/run.sh --help` lists them), for example
 #   Benchmarks/run.sh --clients courier,curl --protocols h1 --sizes 1k --concurrency 64
@@ -50,6 +53,14 @@ elif [[ "${1:-}" == "sse" ]]; then
     set -- --clients curl-sse,courier-sse --protocols h1,h2 --sizes sse --concurrency 1,16 \
         --rounds 3 --seconds 2 --skip-memory --title "Courier server-sent events" \
         --output "$here/RESULTS-sse.md" "$@"
+elif [[ "${1:-}" == "dpop" ]]; then
+    shift
+    # h1s: HTTP/1.1 over TLS, as secured resource access needs HTTPS. The request cap is high
+    # so that the seconds bound each run.
+    set -- --clients courier,courier-access,courier-dpop --protocols h1s,h2 --sizes 1k --concurrency 16,64 \
+        --rounds 3 --seconds 3 --small-requests 1000000 --skip-memory \
+        --title "Courier: what a bearer token and a DPoP proof cost a request" \
+        --output "$here/RESULTS-dpop.md" "$@"
 fi
 
 # Starts the harness's nginx for the micro benchmarks of the curl path (CourierMicro/CurlPath.swift)

@@ -3,8 +3,9 @@
 // response read as server-sent events, not reconnecting) with the default configuration: no
 // middleware, no logger. Mode `metrics` is `send` with swift-prometheus as the session's metrics
 // backend (the registry is rendered once at the end, as a scrape would). Mode `soak` is the long
-// run of Soak.swift. One CurlTransport, its connection limit set to --connections and the test
-// CA trusted.
+// run of Soak.swift. Modes `access` and `dpop` are authenticated requests through
+// `ResourceAccess` (ResourceAccessLoad.swift). One CurlTransport, its connection limit set to
+// --connections, the test CA trusted, and HTTP/2 off with --http1.
 import Courier
 import Foundation
 import HTTPTypes
@@ -12,11 +13,16 @@ import LoadClientSupport
 import Prometheus
 
 let options = LoadOptions.parse()
+if options.mode == "access" || options.mode == "dpop" {
+    await ResourceAccessLoad.run(options: options)
+    exit(0)
+}
 let (origin, path) = options.originAndPath
 let transport = CurlTransport(
     configuration: .init(
         maximumConnectionsPerHost: options.connections,
-        trustedCertificateBundlePath: options.caFile
+        trustedCertificateBundlePath: options.caFile,
+        allowsHTTP2: !options.http1Only
     )
 )
 var configuration = Session.Configuration(baseURL: URL(string: origin)!)

@@ -10,7 +10,7 @@ import Darwin
 /// ```
 /// <client> --url http://127.0.0.1:8080/bytes/1k --concurrency 64 --connections 64 \
 ///          --requests 30000 --seconds 2 --warmup-requests 500 --warmup-seconds 0.5 \
-///          --expect-bytes 1024 [--ca /path/ca.pem] [--mode send|stream]
+///          --expect-bytes 1024 [--ca /path/ca.pem] [--http1] [--mode send|stream]
 /// ```
 ///
 /// Nothing here uses Foundation, so the AsyncHTTPClient client's RSS is not charged for it.
@@ -37,6 +37,9 @@ public struct LoadOptions: Sendable {
     public var caFile: String?
     /// A client-specific variant, such as `stream` for Courier's streamed bodies.
     public var mode = "send"
+    /// Whether HTTPS must stay on HTTP/1.1 (`--http1`), though the server offers HTTP/2. Only
+    /// the clients the harness runs in its HTTP/1.1+TLS cells honour it.
+    public var http1Only = false
 
     /// Parses `CommandLine.arguments`; exits with status 64 on a bad flag.
     public static func parse(_ arguments: [String] = CommandLine.arguments) -> LoadOptions {
@@ -64,6 +67,7 @@ public struct LoadOptions: Sendable {
             case "--expect-events": options.expectEvents = number(value())
             case "--ca": options.caFile = value()
             case "--mode": options.mode = value()
+            case "--http1": options.http1Only = true
             default: usage("unknown flag \(arguments[index])")
             }
             index += 1

@@ -7,7 +7,7 @@ import Glibc
 /// A client the harness can run: one executable, maybe in a variant mode.
 struct Client: Hashable {
     /// The name in the table: `courier`, `courier-stream`, `courier-baseline`, `courier-executor`,
-    /// `courier-metrics`, `ahc`,
+    /// `courier-metrics`, `courier-access`, `courier-dpop`, `ahc`,
     /// `urlsession`, `curl`,
     /// `curl-buffered`, `curl-courier-options`, `swift-loop`, `swift-loop-send`.
     let name: String
@@ -17,6 +17,10 @@ struct Client: Hashable {
     let largeBodiesOnly: Bool
     /// Only run in event-stream cells (`sse`), and only there: a server-sent-events client.
     var eventsOnly = false
+    /// Only run over TLS: a client that refuses plain HTTP (secured resource access).
+    var needsTLS = false
+    /// Takes `--http1`, so it runs in the HTTP/1.1+TLS cells (`h1s`).
+    var speaksHTTP1OverTLS = false
 
     /// Whether the client runs in a cell of `size`.
     func runs(in size: BodySize) -> Bool {
@@ -24,8 +28,41 @@ struct Client: Hashable {
         return !eventsOnly && (!largeBodiesOnly || size == .large)
     }
 
+    /// Whether the client runs in a cell of `proto`.
+    func runs(over proto: Protocol) -> Bool {
+        switch proto {
+        case .http1: !needsTLS
+        case .http1TLS: speaksHTTP1OverTLS
+        case .http2: true
+        }
+    }
+
     static let all: [Client] = [
-        Client(name: "courier", executable: "CourierLoadClient", mode: "send", largeBodiesOnly: false),
+        Client(
+            name: "courier",
+            executable: "CourierLoadClient",
+            mode: "send",
+            largeBodiesOnly: false,
+            speaksHTTP1OverTLS: true
+        ),
+        // `ResourceAccess` with a stored device token, on a secured transport pinning the
+        // harness's CA: a bearer token, and the same bound to a DPoP key (a proof per request).
+        Client(
+            name: "courier-access",
+            executable: "CourierLoadClient",
+            mode: "access",
+            largeBodiesOnly: false,
+            needsTLS: true,
+            speaksHTTP1OverTLS: true
+        ),
+        Client(
+            name: "courier-dpop",
+            executable: "CourierLoadClient",
+            mode: "dpop",
+            largeBodiesOnly: false,
+            needsTLS: true,
+            speaksHTTP1OverTLS: true
+        ),
         Client(name: "courier-stream", executable: "CourierLoadClient", mode: "stream", largeBodiesOnly: true),
         // An A/B run: `CourierLoadClient` of another revision, copied into the bin dir under this
         // name, beside the current one and the floors in the same run.
@@ -66,9 +103,20 @@ struct Client: Hashable {
 
 enum Protocol: String, CaseIterable {
     case http1 = "h1"
+    /// HTTP/1.1 to the TLS port: the clients are told not to offer HTTP/2 (`--http1`).
+    case http1TLS = "h1s"
     case http2 = "h2"
 
-    var title: String { self == .http1 ? "HTTP/1.1" : "HTTP/2+TLS" }
+    var title: String {
+        switch self {
+        case .http1: "HTTP/1.1"
+        case .http1TLS: "HTTP/1.1+TLS"
+        case .http2: "HTTP/2+TLS"
+        }
+    }
+
+    /// Whether the cell's requests go to the TLS port.
+    var usesTLS: Bool { self != .http1 }
 }
 
 enum BodySize: String, CaseIterable {
@@ -114,6 +162,8 @@ struct Budget {
 struct RunResult {
     var client: String
     var cell: Cell?
+    /// The round of the matrix the run belongs to (from 0).
+    var round = 0
     var requests = 0
     var errors = 0
     var bytes = 0
@@ -202,6 +252,7 @@ final class ClientRunner {
         _ client: Client,
         url: String,
         https: Bool,
+        http1Only: Bool = false,
         concurrency: Int,
         connections: Int,
         expectBytes: Int,
@@ -220,6 +271,7 @@ final class ClientRunner {
             "--expect-bytes", "\(expectBytes)", "--mode", client.mode,
         ]
         if https { arguments += ["--ca", caFile] }
+        if http1Only { arguments += ["--http1"] }
         if let expectEvents { arguments += ["--expect-events", "\(expectEvents)"] }
 
         var command = scheduler.prefix + ["/usr/bin/taskset", "-c", "\(clientCPU)"]

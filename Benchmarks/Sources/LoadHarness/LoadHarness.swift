@@ -85,12 +85,15 @@ struct Run: ParsableCommand {
 
     @Option(
         help:
-            "Clients, comma-separated: courier,courier-executor,courier-metrics,courier-stream,ahc,urlsession,curl,curl-buffered,curl-courier-options,swift-loop,swift-loop-send."
+            "Clients, comma-separated: courier,courier-executor,courier-metrics,courier-stream,courier-access,courier-dpop,ahc,urlsession,curl,curl-buffered,curl-courier-options,swift-loop,swift-loop-send."
     )
     var clients =
         "courier,courier-executor,courier-stream,ahc,urlsession,curl,curl-courier-options,swift-loop,swift-loop-send"
 
-    @Option(help: "Protocols, comma-separated: h1 (HTTP/1.1 plain), h2 (HTTP/2 over TLS).")
+    @Option(
+        help:
+            "Protocols, comma-separated: h1 (HTTP/1.1 plain), h1s (HTTP/1.1 over TLS; courier, courier-access and courier-dpop only), h2 (HTTP/2 over TLS)."
+    )
     var protocols = "h1,h2"
 
     @Option(help: "Body sizes, comma-separated: 1k, 1m, sse (an event stream, for the SSE clients only).")
@@ -175,19 +178,19 @@ struct Run: ParsableCommand {
                     for level in levels { cells.append(Cell(proto: proto, size: size, concurrency: level)) }
                 }
             }
-            var plan: [(Cell, Client)] = []
+            var plan: [(Cell, Client, Int)] = []
             for round in 0..<rounds {
                 for (index, cell) in cells.enumerated() {
-                    var inCell = chosen.filter { $0.runs(in: cell.size) }
-                    if cell.proto == .http2 && noURLSessionCAMount { inCell.removeAll { $0.name == "urlsession" } }
+                    var inCell = chosen.filter { $0.runs(in: cell.size) && $0.runs(over: cell.proto) }
+                    if cell.proto.usesTLS && noURLSessionCAMount { inCell.removeAll { $0.name == "urlsession" } }
                     // Interleave: each cell starts with a different client, round after round.
                     let shift = (index + round) % max(inCell.count, 1)
                     inCell = Array(inCell[shift...] + inCell[..<shift])
-                    plan += inCell.map { (cell, $0) }
+                    plan += inCell.map { (cell, $0, round) }
                 }
             }
-            for (number, (cell, client)) in plan.enumerated() {
-                let origin = cell.proto == .http1 ? server.http1Origin : server.tlsOrigin
+            for (number, (cell, client, round)) in plan.enumerated() {
+                let origin = cell.proto.usesTLS ? server.tlsOrigin : server.http1Origin
                 let small = cell.size == .small
                 let events = cell.size == .events
                 let budget = Budget(
@@ -199,7 +202,8 @@ struct Run: ParsableCommand {
                 var result = runner.run(
                     client,
                     url: "\(origin)\(cell.size.path)",
-                    https: cell.proto == .http2,
+                    https: cell.proto.usesTLS,
+                    http1Only: cell.proto == .http1TLS,
                     concurrency: cell.concurrency,
                     connections: cell.concurrency,
                     expectBytes: cell.size.bytes,
@@ -207,6 +211,7 @@ struct Run: ParsableCommand {
                     budget: budget
                 )
                 result.cell = cell
+                result.round = round
                 results.append(result)
                 log(
                     "[\(number + 1)/\(plan.count)] \(cell.proto.rawValue) \(cell.size.rawValue) c\(cell.concurrency) \(summary(result))"
@@ -217,7 +222,8 @@ struct Run: ParsableCommand {
         var memory: [RunResult] = []
         if !skipMemory {
             let memoryClients = chosen.filter {
-                !$0.largeBodiesOnly && !$0.eventsOnly && $0.name != "courier-executor" && $0.name != "courier-metrics"
+                !$0.largeBodiesOnly && !$0.eventsOnly && !$0.needsTLS && $0.name != "courier-executor"
+                    && $0.name != "courier-metrics"
                     && $0.name != "curl-courier-options"
                     && !$0.name.hasPrefix("swift-loop")
             }
