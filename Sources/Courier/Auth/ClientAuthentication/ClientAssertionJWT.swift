@@ -102,11 +102,12 @@ struct ClientAssertionJWT: Sendable {
         return input + "." + Base64URL.encode(signature)
     }
 
-    /// 128 random bits from the system's CSPRNG, base64url-encoded.
+    /// 128 random bits from the system's CSPRNG, base64url-encoded: two draws of 64 bits (each
+    /// draw is a system call, so not sixteen of 8).
     static func randomID() -> String {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Base64URL.encode(Data(bytes))
+        var words = (generator.next() as UInt64, generator.next() as UInt64)
+        return withUnsafeBytes(of: &words) { Base64URL.encode(Data($0)) }
     }
 }
 
