@@ -32,10 +32,7 @@ extension Report {
         md += "| Session req/s | bearer req/s | DPoP req/s | DPoP/bearer req/s | RSS MiB Session / bearer / DPoP |\n"
         md += "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
         for cell in authCells {
-            let median = Self.authenticatedClients.map { name -> RunResult? in
-                guard let r = table[cell]?[name]?.median, r.failure == nil, r.requests > 0 else { return nil }
-                return r
-            }
+            let median = Self.authenticatedClients.map { value(table, cell, $0) }
             let (plain, bearer, dpop) = (median[0], median[1], median[2])
             func cpu(_ r: RunResult?) -> String { r.map { fmt($0.cpuMicrosPerRequest, 1) } ?? "–" }
             func rate(_ r: RunResult?) -> String { r.map { fmt($0.requestsPerSecond, 0) } ?? "–" }

@@ -152,7 +152,8 @@ struct Report {
         return md
     }
 
-    private func value(_ table: [Cell: [String: Summary]], _ cell: Cell, _ client: String) -> RunResult? {
+    /// The median run of `client` in `cell`, or `nil` when it did not run, failed or made no request.
+    func value(_ table: [Cell: [String: Summary]], _ cell: Cell, _ client: String) -> RunResult? {
         guard let r = table[cell]?[client]?.median, r.failure == nil, r.requests > 0 else { return nil }
         return r
     }
