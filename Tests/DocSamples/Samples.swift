@@ -1125,7 +1125,7 @@ func sample_TheCourierCommand_1() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 1
 func sample_TransfersAndTasks_1() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 50)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 53)
     let sizes = try await session.withTransportExecutor {
         try await withThrowingTaskGroup(of: Int.self) { group in
             for id in 1...100 {
@@ -1142,7 +1142,7 @@ func sample_TransfersAndTasks_1() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 2
 func sample_TransfersAndTasks_2() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 97)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 100)
     let response = try await session.stream(HTTPRequest(method: .get, path: "/export"))
     var digest = SHA256()
     for try await chunk in response.body { digest.update(data: chunk) }
@@ -1155,7 +1155,7 @@ func sample_TransfersAndTasks_2() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 3
 func sample_TransfersAndTasks_3() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 113)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 116)
     let chunks = AsyncStream<Data> { continuation in
         continuation.yield(Data("Hello World".utf8))
         continuation.finish()
@@ -1168,7 +1168,7 @@ func sample_TransfersAndTasks_3() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 4
 func sample_TransfersAndTasks_4() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 132)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 135)
     let (upload, writer) = AsyncStream<Data>.makeStream()
     let conversation = try await session.stream(
         HTTPRequest(method: .post, path: "/speak"),
@@ -1183,7 +1183,7 @@ func sample_TransfersAndTasks_4() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 5
 func sample_TransfersAndTasks_5() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 171)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 174)
     let task = session.task(for: HTTPRequest(method: .get, path: "/video.mp4"))
     Task {
         for await event in task.events {
@@ -1203,7 +1203,7 @@ func sample_TransfersAndTasks_5() async throws {
 
 // Documentation.docc/Articles/TransfersAndTasks.md, sample 6
 func sample_TransfersAndTasks_6() async throws {
-#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 193)
+#sourceLocation(file: "Documentation.docc/Articles/TransfersAndTasks.md", line: 196)
     let upload = session.task(
         for: HTTPRequest(method: .put, path: "/backups/db.tar"),
         body: try .file(atPath: "/var/backups/db.tar")

@@ -87,7 +87,7 @@ extension UserClient {
     /// - Returns: The response with a streamed body, whatever its status.
     /// - Throws: As ``sendAuthenticatedRequest(_:logger:)``.
     package func streamAuthenticatedRequest(_ request: HTTPRequest, body: RequestBody?) async throws -> Response {
-        let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
+        let endpoint = ResponseEndpoint(of: request)
         return try await shared.authenticated.send(
             request,
             body: body,

@@ -22,18 +22,21 @@ struct RetryMiddleware: Middleware {
         context: MiddlewareContext,
         next: Next
     ) async throws -> Response {
-        guard let policy = policy(retrying: request, body: body, context: context) else {
-            return try await next(request, body, context)
-        }
-        // The first attempt here, so that a request that is not retried costs this frame only.
+        let policy = policy(retrying: request, body: body, context: context)
+        // The first attempt here, so that a request that is not retried costs this frame only;
+        // one call of `next` for both kinds of request: each call site of an async function
+        // that returns a response has the response's place in this frame.
         let first: Result<Response, any Error>
         do {
             let response = try await next(request, body, context)
-            guard policy.retries(response.status) else { return response }
+            guard let policy, policy.retries(response.status) else { return response }
             first = .success(response)
         } catch {
+            guard policy != nil else { throw error }
             first = .failure(error)
         }
+        // Only a request with a policy gets here; the guard keeps the compiler sure of it.
+        guard let policy else { return try first.get() }
         // Handed over, not kept: a dropped response must not outlive its retry in this frame.
         return try await retry(request, body: body, context: context, policy: policy, after: consume first, next: next)
     }

@@ -26,25 +26,39 @@ public struct Response: Sendable {
     ///
     /// For a streamed body the metrics describe the transfer up to the response head.
     public var metrics: Response.Metrics? {
-        get { measured?.metrics }
-        set { measured = newValue.map(MetricsBox.init) }
+        get { details?.metrics }
+        set { setDetails(metrics: newValue, clientCertificateThumbprint: clientCertificateThumbprint) }
     }
-    /// The metrics in a shared box: a response is small wherever an async frame holds it, and
-    /// every request in flight has a few such frames.
-    private var measured: MetricsBox?
+    /// The `x5t#S256` of the client certificate the response's connection presented, when the
+    /// transfer asked for it (``CertificateBinding/report``) and the connection presented one.
+    var clientCertificateThumbprint: String? {
+        get { details?.clientCertificateThumbprint }
+        set { setDetails(metrics: metrics, clientCertificateThumbprint: newValue) }
+    }
+    /// What most responses do not carry, in a shared box: a response is small wherever an async
+    /// frame holds it, and every request in flight has a few such frames.
+    private var details: Details?
 
-    private final class MetricsBox: Sendable {
-        let metrics: Response.Metrics
-        init(_ metrics: Response.Metrics) { self.metrics = metrics }
+    private final class Details: Sendable {
+        let metrics: Response.Metrics?
+        let clientCertificateThumbprint: String?
+
+        init(metrics: Response.Metrics?, clientCertificateThumbprint: String?) {
+            self.metrics = metrics
+            self.clientCertificateThumbprint = clientCertificateThumbprint
+        }
+    }
+
+    private mutating func setDetails(metrics: Response.Metrics?, clientCertificateThumbprint: String?) {
+        details =
+            metrics == nil && clientCertificateThumbprint == nil
+            ? nil : Details(metrics: metrics, clientCertificateThumbprint: clientCertificateThumbprint)
     }
     /// What the request addressed (method and path without query), set by the session.
     var endpoint: ResponseEndpoint?
     /// How many times the request was sent to get this response: 1 unless it was retried
     /// (see ``RetryPolicy``).
     public internal(set) var attempts: Int = 1
-    /// The `x5t#S256` of the client certificate the response's connection presented, when the
-    /// transfer asked for it (``CertificateBinding/report``) and the connection presented one.
-    var clientCertificateThumbprint: String?
     /// Whether the response came from the network or from the session's ``HTTPCache``
     /// (``Session/Configuration/cache``); ``CacheStatus/network`` without a cache.
     public var cacheStatus: CacheStatus = .network
@@ -58,7 +72,7 @@ public struct Response: Sendable {
     public init(head: HTTPResponse, body: Response.Body = Response.Body(), metrics: Response.Metrics? = nil) {
         self.head = head
         self.body = body
-        self.measured = metrics.map(MetricsBox.init)
+        self.details = metrics.map { Details(metrics: $0, clientCertificateThumbprint: nil) }
     }
 
     /// The status code and reason phrase.

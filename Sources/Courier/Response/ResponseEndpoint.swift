@@ -7,11 +7,79 @@ import HTTPTypes
 /// the base URL, or the path of an absolute URL, always starting with `/`; the host and the
 /// base URL's path prefix are not part of it, so the same call has the same endpoint in
 /// every environment.
+///
+/// One reference in size: every ``Response`` has an endpoint's place, and a request in flight
+/// holds the places of several responses in the async frames of its chain (the result of each
+/// async call that returns one), which its task keeps in slabs of about 1 KB. The endpoint of a
+/// request without an authority shares the request's own pseudo-header fields, so naming it
+/// allocates nothing; any other is kept in a box of its own.
 struct ResponseEndpoint: Sendable, Hashable, CustomStringConvertible {
+    /// Where the method and the path are kept.
+    private enum Source: Sendable {
+        /// The pseudo-header fields of a request without an authority.
+        case request(HTTPRequest.PseudoHeaderFields)
+        /// A method and a path of their own.
+        case parts(Parts)
+    }
+
+    /// A method and a path, boxed so that the endpoint stays one reference.
+    private final class Parts: Sendable {
+        let method: HTTPRequest.Method
+        let target: String
+
+        init(method: HTTPRequest.Method, target: String) {
+            self.method = method
+            self.target = target
+        }
+    }
+
+    private let source: Source
+
+    /// The endpoint of a method and a path as a request gave them.
+    init(method: HTTPRequest.Method, target: String) {
+        source = .parts(Parts(method: method, target: target))
+    }
+
+    /// The endpoint `request` addresses: its method and its path (`/` when it has none).
+    init(of request: HTTPRequest) {
+        if request.pseudoHeaderFields.authority == nil {
+            // The authority is the only part the endpoint leaves out; without one, the fields
+            // hold nothing the endpoint would not.
+            source = .request(request.pseudoHeaderFields)
+        } else {
+            source = .parts(Parts(method: request.method, target: request.path ?? "/"))
+        }
+    }
+
     /// The method.
-    let method: HTTPRequest.Method
+    var method: HTTPRequest.Method {
+        switch source {
+        case .request(let fields):
+            guard let method = HTTPRequest.Method(fields.method.value) else {
+                preconditionFailure("a request's method field holds no method")
+            }
+            return method
+        case .parts(let parts):
+            return parts.method
+        }
+    }
+
     /// The path as the request gave it; the query is dropped when the endpoint is described.
-    let target: String
+    var target: String {
+        switch source {
+        case .request(let fields): fields.path?.value ?? "/"
+        case .parts(let parts): parts.target
+        }
+    }
+
+    static func == (lhs: ResponseEndpoint, rhs: ResponseEndpoint) -> Bool {
+        lhs.method == rhs.method && lhs.target == rhs.target
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(method)
+        hasher.combine(target)
+    }
 
     /// `METHOD /path`, without query or fragment; a control character of a path that could
     /// not be sent is percent-encoded (`%0D%0A`), so that no endpoint holds one. The authority

@@ -242,10 +242,29 @@ public actor Session {
             control: context.control
         )
         guard RedirectMiddleware.isRedirect(response, options: context.options) else { return response }
-        return try await redirects.follow(response, of: request, body: body, context: context) {
-            request,
-            body,
-            context in
+        return try await follow(
+            response,
+            of: request,
+            body: body,
+            context: context,
+            over: transport,
+            redirects: redirects
+        )
+    }
+
+    /// Follows the redirect `response` of `request` over `transport`. Never inlined: the call
+    /// and its closure stay out of the async frame of ``transfer(_:body:context:over:redirects:)``,
+    /// which every request in flight keeps.
+    @inline(never)
+    private static func follow<T: Transport>(
+        _ response: Response,
+        of request: HTTPRequest,
+        body: RequestBody?,
+        context: MiddlewareContext,
+        over transport: T,
+        redirects: RedirectMiddleware
+    ) async throws -> Response {
+        try await redirects.follow(response, of: request, body: body, context: context) { request, body, context in
             try await transport.execute(request, body: body, options: context.options, control: context.control)
         }
     }
@@ -338,7 +357,7 @@ public actor Session {
         deadline: ContinuousClock.Instant? = nil,
         logger: Logger? = nil
     ) async throws -> Response {
-        let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
+        let endpoint = ResponseEndpoint(of: request)
         return try await send(request, body: body, endpoint: endpoint, deadline: deadline, logger: logger)
     }
 
@@ -454,7 +473,7 @@ public actor Session {
         deadline: ContinuousClock.Instant? = nil,
         logger: Logger? = nil
     ) async throws -> Response {
-        let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
+        let endpoint = ResponseEndpoint(of: request)
         return try await send(
             request,
             body: body,
@@ -512,7 +531,7 @@ public actor Session {
             retryPolicy: retryPolicy,
             attributes: attributes
         )
-        let endpoint = ResponseEndpoint(method: request.method, target: request.path ?? "/")
+        let endpoint = ResponseEndpoint(of: request)
         task.start { [self] in
             defer {
                 _ = state.withLock { $0.tasks.removeValue(forKey: task.id) }

@@ -213,7 +213,7 @@ public final class CurlTransport: Transport {
         }
         try await run(transfer)
         var response = transfer.takeResponse()
-        response.clientCertificateThumbprint = presented
+        if let presented { response.clientCertificateThumbprint = presented }
         return response
     }
 
