@@ -39,6 +39,11 @@ final class CurlLoop: TaskExecutor, @unchecked Sendable {
         caFile = options.caFile
         _ = swiftloop_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         _ = swiftloop_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, options.connections)
+        // As Courier's transport: idle connections stay cached between requests (libcurl's
+        // default cache of 4 per transfer in flight closes some whenever few are in flight),
+        // and one HTTP/2 connection carries up to 1,000 streams (libcurl's default is 100).
+        _ = swiftloop_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(64, 32 * options.connections))
+        _ = swiftloop_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 1000)
         let box = Unmanaged.passRetained(self).toOpaque()
         pthread_create(
             &thread,
