@@ -19,35 +19,47 @@ public struct TransferOptions: Sendable, Hashable {
     /// How the response body is delivered. Defaults to buffering up to 128 MiB.
     public var responseBody: ResponseBodyMode
     /// The longest a connection may take to establish, or `nil` for the transport's default.
-    public var connectTimeout: Duration?
+    public var connectTimeout: Duration? {
+        get { connectTimeoutStorage.present }
+        set { connectTimeoutStorage = .storing(newValue) }
+    }
     /// When the response must be there, or `nil` for no limit: its whole body when buffered,
     /// its head when streamed (a streamed body is bounded by ``stallTimeout`` instead, so a
     /// long download is not cut off while it moves). A transfer past it fails with
     /// ``CourierError/Kind/timedOut``.
     public var deadline: ContinuousClock.Instant? {
-        get { deadlineOffset.map(ContinuousClock.reference.advanced(by:)) }
-        set { deadlineOffset = newValue.map(ContinuousClock.reference.duration(to:)) }
+        get { deadlineOffset.present.map(ContinuousClock.reference.advanced(by:)) }
+        set { deadlineOffset = .storing(newValue.map(ContinuousClock.reference.duration(to:))) }
     }
     /// The longest the transfer may go without moving a byte in either direction once the
     /// response head has arrived (and, before it, while the request body goes out), or `nil`
     /// for no limit; a paused stream (its consumer is behind) or a suspended transfer does not
     /// count as stalled. A transfer that stalls fails with
     /// ``CourierError/Kind/stalled``.
-    public var stallTimeout: Duration?
+    public var stallTimeout: Duration? {
+        get { stallTimeoutStorage.present }
+        set { stallTimeoutStorage = .storing(newValue) }
+    }
     /// The most redirects followed; `0` returns redirect responses to the caller.
     ///
     /// Redirects never go from HTTPS to HTTP.
     public var maximumRedirects: Int
-    /// Whether upload and download progress is reported to the ``TransferControl``.
-    public var reportsProgress: Bool
 
     /// The client certificate a certificate-bound token requires of the connection, or a
     /// request to report the one presented; `nil` for neither (the rule).
     var certificateBinding: CertificateBinding?
 
+    /// The optional durations, each in the 16 bytes of a `Duration` (an optional one takes 17,
+    /// and 32 with its padding): the options are copied into the async frames of every
+    /// request in flight, and into its ``MiddlewareContext`` and transfer.
+    private var connectTimeoutStorage: OptionalDuration
+    private var stallTimeoutStorage: OptionalDuration
     /// ``deadline`` as its distance from `ContinuousClock.reference`, which keeps the layout of
     /// these options, and of the ``MiddlewareContext`` and async frames holding them, fixed.
-    private var deadlineOffset: Duration?
+    private var deadlineOffset: OptionalDuration
+
+    /// Whether upload and download progress is reported to the ``TransferControl``.
+    public var reportsProgress: Bool
 
     /// Creates transfer options.
     ///
@@ -67,10 +79,27 @@ public struct TransferOptions: Sendable, Hashable {
         reportsProgress: Bool = false
     ) {
         self.responseBody = responseBody
-        self.connectTimeout = connectTimeout
-        self.deadlineOffset = deadline.map(ContinuousClock.reference.duration(to:))
-        self.stallTimeout = stallTimeout
+        self.connectTimeoutStorage = .storing(connectTimeout)
+        self.deadlineOffset = .storing(deadline.map(ContinuousClock.reference.duration(to:)))
+        self.stallTimeoutStorage = .storing(stallTimeout)
         self.maximumRedirects = maximumRedirects
         self.reportsProgress = reportsProgress
     }
+}
+
+/// A `Duration` or none, in a `Duration`'s 16 bytes: none is the one duration no timeout or
+/// deadline is (the most negative whole number of seconds, about −292 billion years).
+private struct OptionalDuration: Sendable, Hashable {
+    private static var none: Duration { Duration(secondsComponent: .min, attosecondsComponent: 0) }
+    private let value: Duration
+
+    private init(value: Duration) { self.value = value }
+
+    /// Keeps `duration`; `nil`, and a duration equal to the marker of none, as none.
+    static func storing(_ duration: Duration?) -> OptionalDuration {
+        OptionalDuration(value: duration ?? none)
+    }
+
+    /// The duration kept, or `nil`.
+    var present: Duration? { value == Self.none ? nil : value }
 }

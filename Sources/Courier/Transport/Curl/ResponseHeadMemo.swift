@@ -1,5 +1,13 @@
 import HTTPTypes
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The last final response head of one origin, kept so that a head repeating it line for line
 /// costs no parsing and no allocation: its response gets the same `HTTPResponse`, whose status
 /// and fields share the memo's storage.
@@ -80,8 +88,10 @@ final class ResponseHeadMemo {
             let start = index == 0 ? 0 : recording.lineEnds[index - 1]
             let end = recording.lineEnds[index]
             guard end - start == line.count else { return false }
+            guard let bytes = line.baseAddress, !line.isEmpty else { return true }
+            // memcmp: a byte-by-byte iterator costs about half a microsecond per head.
             return recording.bytes.withUnsafeBytes { stored in
-                UnsafeRawBufferPointer(rebasing: stored[start..<end]).elementsEqual(line)
+                memcmp(stored.baseAddress! + start, bytes, line.count) == 0
             }
         }
 
