@@ -101,6 +101,9 @@ final class CurlTransfer: @unchecked Sendable {
     var retriedRefusedStream = false
     /// The trust set the transfer runs under, on a secured transport (``TransportTrust``).
     var trustGeneration: TrustGeneration?
+    /// The `x5t#S256` of the client certificate the transfer's connection presents, when the
+    /// transfer asked (``TransferOptions/certificateBinding``); its response carries it.
+    var presentedCertificateThumbprint: String?
 
     init(
         request: HTTPRequest,
@@ -304,7 +307,10 @@ final class CurlTransfer: @unchecked Sendable {
             preconditionFailure("a transfer's continuation resumed without a response")
         }
         handedResponse = nil
-        return response
+        guard let presentedCertificateThumbprint else { return response }
+        var reported = response
+        reported.clientCertificateThumbprint = presentedCertificateThumbprint
+        return reported
     }
 
     /// Fails the transfer for a reason of the loop's; nothing when it ended already.

@@ -170,7 +170,7 @@ public final class CurlTransport: Transport {
             transfer.trustGeneration = try await trust.ready(trust.current, deadline: options.deadline)
         }
         if let binding = options.certificateBinding {
-            return try await execute(transfer, bound: binding)
+            try check(transfer, bound: binding)
         }
         try await run(transfer)
         return transfer.takeResponse()
@@ -190,14 +190,14 @@ public final class CurlTransport: Transport {
         }
     }
 
-    /// Executes a transfer that asks about its client certificate (``CertificateBinding``):
-    /// refuses, before anything is sent, one that requires a certificate its connection would
-    /// not present, or reports the one it presented.
+    /// Refuses, before anything is sent, a transfer that requires a client certificate its
+    /// connection would not present; notes for the response the certificate a transfer that asks
+    /// for a report presents.
     ///
     /// The certificate a connection presents is the one of the transfer's trust generation for
     /// the request's host: connections of other generations are never reused for it.
     @inline(never)
-    private func execute(_ transfer: CurlTransfer, bound binding: CertificateBinding) async throws -> Response {
+    private func check(_ transfer: CurlTransfer, bound binding: CertificateBinding) throws {
         let request = transfer.request
         let authority = request.authority.flatMap { try? Authority($0) }
         let presented = authority.flatMap { authority in
@@ -211,10 +211,7 @@ public final class CurlTransport: Transport {
         if case .require(let thumbprint) = binding, presented != thumbprint {
             throw ClientCertificateMismatch(host: authority?.host ?? request.authority ?? "", presented: presented)
         }
-        try await run(transfer)
-        var response = transfer.takeResponse()
-        if let presented { response.clientCertificateThumbprint = presented }
-        return response
+        transfer.presentedCertificateThumbprint = presented
     }
 
     /// Fails the transfers in flight with ``CourierError/Kind/shutDown``, frees every curl handle
