@@ -3,15 +3,45 @@
 ///
 /// Set in ``TransferOptions/certificateBinding`` by Courier's own middleware; a transport that
 /// presents client certificates (``CurlTransport``) honours it.
+///
+/// Plain bytes, no references: ``TransferOptions`` stay trivially copyable, and every request's
+/// async frames hold copies of them (a `String` here made each copy retain and release, and the
+/// frames that hold them larger).
 enum CertificateBinding: Sendable, Hashable {
     /// Tell which certificate the connection presented, in
     /// ``Response/clientCertificateThumbprint``: the token endpoint's requests, whose token may
     /// be bound to it.
     case report
-    /// Go only over a connection presenting the certificate with this `x5t#S256` (base64url
-    /// of the SHA-256 of its DER); otherwise send nothing and throw
-    /// ``ClientCertificateMismatch``.
-    case require(String)
+    /// Go only over a connection presenting the certificate with this SHA-256; otherwise send
+    /// nothing and throw ``ClientCertificateMismatch``.
+    case require(CertificateDigest)
+}
+
+/// The SHA-256 of a certificate's DER, as an `x5t#S256` thumbprint names it (RFC 8705 §3.1).
+struct CertificateDigest: Sendable, Hashable {
+    private let words: (UInt64, UInt64, UInt64, UInt64)
+
+    /// The digest an `x5t#S256` thumbprint (base64url without padding) names. A thumbprint that
+    /// names no SHA-256 gives the digest of no certificate Courier presents: zero bytes, the
+    /// SHA-256 of nothing anyone can find.
+    init(thumbprint: String) {
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        if let bytes = Base64URL.decode(thumbprint), bytes.count == 32 {
+            withUnsafeMutableBytes(of: &words) { $0.copyBytes(from: bytes) }
+        }
+        self.words = words
+    }
+
+    static func == (lhs: CertificateDigest, rhs: CertificateDigest) -> Bool {
+        lhs.words == rhs.words
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
+    }
 }
 
 /// A transfer that would have carried a certificate-bound token over a connection presenting

@@ -28,7 +28,12 @@ public struct TransferOptions: Sendable, Hashable {
     /// long download is not cut off while it moves). A transfer past it fails with
     /// ``CourierError/Kind/timedOut``.
     public var deadline: ContinuousClock.Instant? {
-        get { deadlineOffset.present.map(ContinuousClock.reference.advanced(by:)) }
+        get {
+            // Not `map(ContinuousClock.reference.advanced(by:))`: a method reference is a closure
+            // whose context an async caller allocates from its task.
+            guard let offset = deadlineOffset.present else { return nil }
+            return ContinuousClock.reference.advanced(by: offset)
+        }
         set { deadlineOffset = .storing(newValue.map(ContinuousClock.reference.duration(to:))) }
     }
     /// The longest the transfer may go without moving a byte in either direction once the

@@ -16,7 +16,7 @@ extension MiddlewareContext {
             return context
         }
         var context = self
-        context.options.certificateBinding = .require(thumbprint)
+        context.options.certificateBinding = .require(CertificateDigest(thumbprint: thumbprint))
         return context
     }
 }

@@ -208,7 +208,7 @@ public final class CurlTransport: Transport {
                 )
             }
         }
-        if case .require(let thumbprint) = binding, presented != thumbprint {
+        if case .require(let digest) = binding, presented.map(CertificateDigest.init(thumbprint:)) != digest {
             throw ClientCertificateMismatch(host: authority?.host ?? request.authority ?? "", presented: presented)
         }
         transfer.presentedCertificateThumbprint = presented

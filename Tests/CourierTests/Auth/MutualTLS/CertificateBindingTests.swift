@@ -84,4 +84,17 @@ struct CertificateBindingTests {
         #expect(plain.tlsClientCertificateBoundAccessTokens == nil)
         #expect(plain.mtlsEndpointAliases == nil)
     }
+
+    @Test func aDigestIsTheSHA256AThumbprintNames() {
+        // RFC 8705 §3.1's example thumbprint.
+        let thumbprint = "bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2"
+        let digest = CertificateDigest(thumbprint: thumbprint)
+        #expect(digest == CertificateDigest(thumbprint: thumbprint))
+        #expect(digest != CertificateDigest(thumbprint: "AwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2"))
+        // What names no SHA-256 requires a certificate no connection presents.
+        let nothing = CertificateDigest(thumbprint: "")
+        #expect(CertificateDigest(thumbprint: "not base64url!") == nothing)
+        #expect(CertificateDigest(thumbprint: "AAAA") == nothing)
+        #expect(digest != nothing)
+    }
 }
