@@ -20,9 +20,9 @@ final class CompiledTrust: @unchecked Sendable {
     /// certificates: `nil` when no policy has a closure, `-infinity` when one has not given a
     /// certificate yet, otherwise the earliest end of a certificate less its margin.
     let renewalDate: Double?
-    /// By policy index, the `x5t#S256` of the client certificate the policy presents
-    /// (base64url of its DER's SHA-256), `nil` for a policy that presents none.
-    let clientCertificateThumbprints: [String?]
+    /// By policy index, the SHA-256 of the client certificate the policy presents, `nil` for a
+    /// policy that presents none.
+    let clientCertificateDigests: [CertificateDigest?]
     private let exact: [String: [Int]]
     private let wildcards: [Int]
     private let handles: [OpaquePointer]
@@ -62,20 +62,20 @@ final class CompiledTrust: @unchecked Sendable {
         self.handles = handles
         self.providedCertificates = providedCertificates
         self.renewalDate = Self.renewalDate(policies, handles: handles)
-        self.clientCertificateThumbprints = handles.map(Self.clientCertificateThumbprint)
+        self.clientCertificateDigests = handles.map(Self.clientCertificateDigest)
     }
 
-    /// The `x5t#S256` of a compiled policy's client certificate, `nil` when it has none.
-    private static func clientCertificateThumbprint(of handle: OpaquePointer) -> String? {
+    /// The SHA-256 of a compiled policy's client certificate, `nil` when it has none.
+    private static func clientCertificateDigest(of handle: OpaquePointer) -> CertificateDigest? {
         var digest = [UInt8](repeating: 0, count: 32)
         guard ccourier_tls_policy_client_sha256(handle, &digest) == 1 else { return nil }
-        return Base64URL.encode(Data(digest))
+        return CertificateDigest(sha256: digest)
     }
 
-    /// The `x5t#S256` of the client certificate presented to a host and port, `nil` when the
+    /// The SHA-256 of the client certificate presented to a host and port, `nil` when the
     /// host's policy presents none (or the host has no policy).
-    func clientCertificateThumbprint(forHost host: String, port: Int?) -> String? {
-        index(forHost: host, port: port).flatMap { clientCertificateThumbprints[$0] }
+    func clientCertificateDigest(forHost host: String, port: Int?) -> CertificateDigest? {
+        index(forHost: host, port: port).flatMap { clientCertificateDigests[$0] }
     }
 
     /// The earliest moment a closure must be asked again (see ``renewalDate``).

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a transfer asks of the client certificate its connection presents: the transport's
 /// side of certificate-bound tokens (RFC 8705 §3).
 ///
@@ -25,11 +27,21 @@ struct CertificateDigest: Sendable, Hashable {
     /// names no SHA-256 gives the digest of no certificate Courier presents: zero bytes, the
     /// SHA-256 of nothing anyone can find.
     init(thumbprint: String) {
+        self.init(sha256: Base64URL.decode(thumbprint).map(Array.init) ?? [])
+    }
+
+    /// The digest of these 32 bytes; any other count gives the zero digest, as above.
+    init(sha256 bytes: [UInt8]) {
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        if let bytes = Base64URL.decode(thumbprint), bytes.count == 32 {
+        if bytes.count == 32 {
             withUnsafeMutableBytes(of: &words) { $0.copyBytes(from: bytes) }
         }
         self.words = words
+    }
+
+    /// The `x5t#S256` thumbprint that names this digest.
+    var thumbprint: String {
+        Base64URL.encode(withUnsafeBytes(of: words) { Data($0) })
     }
 
     static func == (lhs: CertificateDigest, rhs: CertificateDigest) -> Bool {

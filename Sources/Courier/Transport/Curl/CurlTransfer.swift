@@ -102,7 +102,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// The trust set the transfer runs under, on a secured transport (``TransportTrust``).
     var trustGeneration: TrustGeneration?
     /// The `x5t#S256` of the client certificate the transfer's connection presents, when the
-    /// transfer asked (``TransferOptions/certificateBinding``); its response carries it.
+    /// transfer asked for a report (``CertificateBinding/report``); its response carries it.
     var presentedCertificateThumbprint: String?
 
     init(

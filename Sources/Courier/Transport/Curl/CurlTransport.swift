@@ -212,16 +212,23 @@ public final class CurlTransport: Transport {
         let authority = request.authority.flatMap { try? Authority($0) }
         let presented = authority.flatMap { authority in
             (transfer.trustGeneration?.compiled).flatMap {
-                $0.clientCertificateThumbprint(
+                $0.clientCertificateDigest(
                     forHost: authority.host,
                     port: authority.port(defaultFor: request.scheme ?? "https")
                 )
             }
         }
-        if case .require(let digest) = binding, presented.map(CertificateDigest.init(thumbprint:)) != digest {
-            throw ClientCertificateMismatch(host: authority?.host ?? request.authority ?? "", presented: presented)
+        switch binding {
+        case .require(let digest):
+            guard presented == digest else {
+                throw ClientCertificateMismatch(
+                    host: authority?.host ?? request.authority ?? "",
+                    presented: presented?.thumbprint
+                )
+            }
+        case .report:
+            transfer.presentedCertificateThumbprint = presented?.thumbprint
         }
-        transfer.presentedCertificateThumbprint = presented
     }
 
     /// Fails the transfers in flight with ``CourierError/Kind/shutDown``, frees every curl handle
