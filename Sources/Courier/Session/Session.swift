@@ -65,6 +65,9 @@ public actor Session {
         let isShutDown: Bool
         /// Where the requests' metrics and spans go; `nil` when nowhere.
         let instruments: RequestInstruments?
+        /// The last request prepared, and what it became; `nil` when the screen does more than
+        /// look at the request (a debugger check runs for every request).
+        let preparedRequests: PreparedRequestMemo?
 
         init(configuration: Configuration, transport: any Transport, isShutDown: Bool, retryBudget: RetryBudget) {
             self.configuration = configuration
@@ -80,6 +83,7 @@ public actor Session {
             self.base = configuration.baseURL.map(BaseURL.init)
             self.security = transport.security
             self.isShutDown = isShutDown
+            self.preparedRequests = transport.security.detectsDebugger ? nil : PreparedRequestMemo()
         }
     }
 
@@ -639,8 +643,20 @@ public actor Session {
 
     /// Resolves a request against the base URL, adds the session's header fields, and runs
     /// the security screen.
+    ///
+    /// A request equal to the last one prepared is not prepared again: it gets the same result
+    /// (``PreparedRequestMemo``).
     private nonisolated func prepare(_ request: HTTPRequest, snapshot: Snapshot) throws -> HTTPRequest {
         if snapshot.isShutDown { throw CourierError.shutDown() }
+        guard let memo = snapshot.preparedRequests else { return try Self.prepare(request, snapshot: snapshot) }
+        if let prepared = memo.prepared(for: request) { return prepared }
+        let prepared = try Self.prepare(request, snapshot: snapshot)
+        memo.remember(prepared, for: request)
+        return prepared
+    }
+
+    /// ``prepare(_:snapshot:)`` itself.
+    private static func prepare(_ request: HTTPRequest, snapshot: Snapshot) throws -> HTTPRequest {
         var request = request
         if request.headerFields[.userAgent] != nil {
             throw CourierError.reservedHeader(
