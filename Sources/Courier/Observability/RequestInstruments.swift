@@ -161,16 +161,11 @@ final class RequestInstruments: Sendable {
         transport: any Transport
     ) async throws -> Response {
         guard let tracer else {
-            return try await transport.execute(request, body: body, options: context.options, control: context.control)
+            return try await transport.execute(request, body: body, context: context)
         }
         let (traced, span, isRecording) = Self.startTransfer(request, context: context, tracer: tracer)
         do {
-            let response = try await transport.execute(
-                traced,
-                body: body,
-                options: context.options,
-                control: context.control
-            )
+            let response = try await transport.execute(traced, body: body, context: context)
             Self.end(span, with: response, isRecording: isRecording)
             return response
         } catch {

@@ -239,12 +239,7 @@ public actor Session {
         over transport: T,
         redirects: RedirectMiddleware
     ) async throws -> Response {
-        let response = try await transport.execute(
-            request,
-            body: body,
-            options: context.options,
-            control: context.control
-        )
+        let response = try await transport.execute(request, body: body, context: context)
         guard RedirectMiddleware.isRedirect(response, options: context.options) else { return response }
         return try await follow(
             response,
@@ -269,7 +264,7 @@ public actor Session {
         redirects: RedirectMiddleware
     ) async throws -> Response {
         try await redirects.follow(response, of: request, body: body, context: context) { request, body, context in
-            try await transport.execute(request, body: body, options: context.options, control: context.control)
+            try await transport.execute(request, body: body, context: context)
         }
     }
 

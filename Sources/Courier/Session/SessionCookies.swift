@@ -55,14 +55,9 @@ struct SessionCookies: Sendable {
         over transport: T
     ) async throws -> Response {
         guard let jar = jar(for: context) else {
-            return try await transport.execute(request, body: body, options: context.options, control: context.control)
+            return try await transport.execute(request, body: body, context: context)
         }
-        let response = try await transport.execute(
-            attaching(to: request, from: jar),
-            body: body,
-            options: context.options,
-            control: context.control
-        )
+        let response = try await transport.execute(attaching(to: request, from: jar), body: body, context: context)
         jar.store(from: response.head, for: request)
         return response
     }

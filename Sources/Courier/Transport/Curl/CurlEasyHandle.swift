@@ -35,6 +35,10 @@ final class CurlEasyHandle {
     /// set, so a transfer to the URL of the handle's previous one does not set it again.
     var url: (origin: CurlOriginSlots.Origin, path: String)?
 
+    /// What the transfer running on the handle keeps only while it runs (``CurlTransfer/Running``);
+    /// fresh between transfers.
+    var running = CurlTransfer.Running()
+
     /// The request header list the handle points at, and the fields it was made from.
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var headerKey: HeaderKey?
@@ -89,10 +93,11 @@ final class CurlEasyHandle {
     /// Called when a transfer on the handle ended.
     ///
     /// - A header list with credentials does not stay in an idle handle (a token must not
-    ///   outlive its request in memory, say after logout).
+    ///   outlive its request in memory, say after logout), and neither does the response head.
     /// (A handle whose transfer was retried or failed is reset before its next use; see
     /// ``CurlTransfer/detach(after:)``.)
     func transferEnded() {
+        running = CurlTransfer.Running()  // nor do the response's fields
         if headersHoldCredentials, let list = headerList {
             _ = ccurl_easy_setopt_slist(pointer, CURLOPT_HTTPHEADER, nil)
             curl_slist_free_all(list)

@@ -31,6 +31,7 @@ extension CurlTransfer {
             throw CourierError(kind: .bodyNotAllowed, message: "a HEAD request cannot carry a body")
         }
         self.handle = handle
+        handle.running = Running()
         let easy = handle.pointer
         let profile = profile
         if handle.needsOptions(for: profile) {

@@ -18,39 +18,54 @@ import HTTPTypes
 /// builds check that (``assertConfined()``). It is `@unchecked Sendable` only so that
 /// callbacks on other threads can name it in a command for the loop.
 final class CurlTransfer: @unchecked Sendable {
+    // The stored properties are declared in the order that packs them tightest (a class keeps
+    // them in declaration order): every request in flight keeps a transfer.
     let request: HTTPRequest
     let body: RequestBody?
-    let options: TransferOptions
-    let control: TransferControl
-    unowned let loop: CurlMultiLoop
-    /// Transfers wait per origin for a slot (``CurlOriginSlots``).
-    let origin: CurlOriginSlots.Origin
-    var isHTTPS: Bool { origin.isSecure }
-    /// The most bytes a buffered body may have.
-    let bufferLimit: Int
-
+    // Attempts.
+    /// Whether the transfer runs again on a fresh connection after its first one died.
+    var isOnFreshConnection = false
+    /// Whether libcurl's text says that the HTTP/2 server refused the stream (and it retries).
+    var streamRefused = false
+    /// Whether the transfer already went again after a refused stream.
+    var retriedRefusedStream = false
+    /// Whether the stream's batch is to be published at the end of the loop's pass.
+    var isStreamBatchScheduled = false
     /// Where the transfer is, and who hears of its result.
     var machine: StateMachine
+    /// How often libcurl began to send the request: more than once when it retried on
+    /// another connection by itself (a dead reused connection, a refused HTTP/2 stream).
+    var sendAttempts = 0
+
+    /// The request's context, shared with the chain that sent it rather than copied: the
+    /// transfer needs its options and control, and every transfer in flight, a waiting one too,
+    /// keeps eight bytes of them instead of 120.
+    let context: MiddlewareContext
+    var options: TransferOptions { context.options }
+    var control: TransferControl { context.control }
+    unowned let loop: CurlMultiLoop
+    /// Transfers wait per origin for a slot (``CurlOriginSlots``).
+    var origin: CurlOriginSlots.Origin {
+        CurlOriginSlots.Origin(scheme: request.scheme ?? "", authority: request.authority ?? "")
+    }
+    var isHTTPS: Bool { origin.isSecure }
+    /// The most bytes a buffered body may have.
+    var bufferLimit: Int {
+        guard case .buffered(let limit) = options.responseBody else { return 0 }
+        return limit
+    }
+
     /// The loop's bookkeeping for the origin (set when the loop takes the transfer).
     var slots: CurlOriginSlots?
-    /// Response body bytes received (after decoding).
-    var receivedBytes = 0
 
     /// Who waits for the response: resumed once, by ``hand(_:)`` or with an error.
     var continuation: UnsafeContinuation<Void, any Error>?
-    /// The response between ``hand(_:)`` on the loop thread and ``takeResponse()`` in the caller,
-    /// which reads it only after the continuation resumed. The continuation carries no value:
-    /// a `Response` result would cost a result buffer in each async frame between the caller
-    /// and the continuation, and every request in flight keeps those frames.
-    private var handedResponse: Response?
     /// The easy handle while the transfer is attached to the loop.
     var handle: CurlEasyHandle?
     var easy: UnsafeMutableRawPointer? { handle?.pointer }
 
-    /// The response head.
-    var head = ResponseHeadParser()
-    /// Progress reported so far.
-    var reportedProgress = TransferProgress()
+    // The response head, progress, the request body's source, the stall watch and a callback's
+    // failure live in the easy handle while the transfer runs (CurlTransfer+Running.swift).
 
     // Response body (CurlTransfer+ResponseBody.swift).
     /// The buffered body's bytes so far.
@@ -60,74 +75,38 @@ final class CurlTransfer: @unchecked Sendable {
     var stream: ResponseBodyStream?
     /// The stream's unread bytes when the last batch was published: at least what is unread now.
     var streamUnread = 0
-    /// Whether the batch is to be published at the end of the loop's pass.
-    var isStreamBatchScheduled = false
     /// Bytes the stream received in the loop's current pass.
     var streamBytesThisPass = 0
     /// The capacity of the stream's next batch buffer, sized from the last batch.
     var streamBatchCapacity = 16 << 10
-    /// Why a callback stopped the transfer, if one did.
-    var failure: CourierError?
 
-    /// The request body's source.
-    var upload: UploadSource?
-    /// Whether the whole request body was handed to libcurl (or there is none).
-    var uploadEnded = true
-    /// Request body bytes handed to libcurl in this attempt.
-    var uploadedBytes: Int64 = 0
-    /// The chunked framing of a response body that ends while the request body still goes:
-    /// libcurl hands over the raw bytes and this reads them (see ``ChunkedBodyDecoder``).
-    var chunkedBody: ChunkedBodyReader?
-
-    // The stall watch (CurlTransfer+Stall.swift).
-    /// Whether the transfer is watched for stalls.
-    var stallWatched = false
-    /// When a byte last moved (``StallClock``).
-    var lastMoved: UInt64 = 0
-
-    /// Whether the deadline is nearer than the connect timeout, so that a timeout while
-    /// connecting is the deadline's.
-    var deadlineComesFirst = false
-
-    // Attempts.
-    /// How often libcurl began to send the request: more than once when it retried on
-    /// another connection by itself (a dead reused connection, a refused HTTP/2 stream).
-    var sendAttempts = 0
-    /// Whether the transfer runs again on a fresh connection after its first one died.
-    var isOnFreshConnection = false
-    /// Whether libcurl's text says that the HTTP/2 server refused the stream (and it retries).
-    var streamRefused = false
-    /// Whether the transfer already went again after a refused stream.
-    var retriedRefusedStream = false
     /// The trust set the transfer runs under, on a secured transport (``TransportTrust``).
     var trustGeneration: TrustGeneration?
     /// The `x5t#S256` of the client certificate the transfer's connection presents, when the
     /// transfer asked for a report (``CertificateBinding/report``); its response carries it.
     var presentedCertificateThumbprint: String?
+    /// The response between ``hand(_:)`` on the loop thread and ``takeResponse()`` in the caller,
+    /// which reads it only after the continuation resumed. The continuation carries no value:
+    /// a `Response` result would cost a result buffer in each async frame between the caller
+    /// and the continuation, and every request in flight keeps those frames.
+    private var handedResponse: Response?
 
     init(
         request: HTTPRequest,
         body: RequestBody?,
-        options: TransferOptions,
-        control: TransferControl,
+        context: MiddlewareContext,
         loop: CurlMultiLoop
     ) throws {
-        guard let scheme = request.scheme, let authority = request.authority else {
+        guard request.scheme != nil, request.authority != nil else {
             throw CourierError(kind: .invalidURL, message: "the request has no scheme or authority")
         }
         self.request = request
         self.body = body
-        self.options = options
-        self.control = control
+        self.context = context
         self.loop = loop
-        self.origin = CurlOriginSlots.Origin(scheme: scheme, authority: authority)
-        switch options.responseBody {
-        case .buffered(let limit):
-            bufferLimit = limit
-            machine = StateMachine(delivery: .buffered)
-        case .streamed:
-            bufferLimit = 0
-            machine = StateMachine(delivery: .streamed)
+        switch context.options.responseBody {
+        case .buffered: machine = StateMachine(delivery: .buffered)
+        case .streamed: machine = StateMachine(delivery: .streamed)
         }
     }
 

@@ -158,20 +158,30 @@ public final class CurlTransport: Transport {
     ///   - control: Progress and suspend/resume for this transfer.
     /// - Returns: The response.
     /// - Throws: ``CourierError`` or `CancellationError`.
-    // Inlined into the session's transfer step: one async frame instead of two, which every
-    // request in flight keeps in its task's memory.
-    @inline(__always)
     public func execute(
         _ request: HTTPRequest,
         body: RequestBody?,
         options: TransferOptions,
         control: TransferControl
     ) async throws -> Response {
-        let transfer = try CurlTransfer(request: request, body: body, options: options, control: control, loop: loop)
+        try await transfer(
+            request,
+            body: body,
+            context: MiddlewareContext(taskID: NetworkTask.ID(rawValue: 0), logger: Session.silentLogger, options: options, control: control)
+        )
+    }
+
+    /// ``execute(_:body:options:control:)`` with the options and control of `context`, which
+    /// the transfer keeps rather than a copy of them (what a session's requests take; see
+    /// ``Transport/execute(_:body:context:)``). Inlined into the session's transfer step: one
+    /// async frame instead of two, which every request in flight keeps in its task's memory.
+    @inline(__always)
+    func transfer(_ request: HTTPRequest, body: RequestBody?, context: MiddlewareContext) async throws -> Response {
+        let transfer = try CurlTransfer(request: request, body: body, context: context, loop: loop)
         if let trust = loop.trust {
             try await Self.enter(transfer, under: trust)
         }
-        if let binding = options.certificateBinding {
+        if let binding = transfer.options.certificateBinding {
             try check(transfer, bound: binding)
         }
         try await run(transfer)

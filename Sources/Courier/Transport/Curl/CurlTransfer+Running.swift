@@ -1,0 +1,120 @@
+/// What a transfer keeps only while it runs on an easy handle (loop thread).
+///
+/// When thousands of requests wait for a few connections, nearly every transfer in flight is
+/// waiting for a handle. So the parts that only a running transfer uses — the response head as
+/// it arrives, progress, the request body's source, the stall watch, a callback's failure —
+/// live in the handle (``CurlEasyHandle/running``), fresh for each transfer, and a waiting
+/// transfer holds none of them. A transfer without a handle reads them as a transfer that has
+/// not begun, and a change it makes to them is dropped: none is made then.
+extension CurlTransfer {
+    /// The parts of a running transfer.
+    struct Running {
+        /// The response head as it arrives.
+        var head: ResponseHeadParser = ResponseHeadParser()
+        /// Progress reported so far.
+        var reportedProgress: TransferProgress = TransferProgress()
+        /// Why a callback stopped the transfer, if one did.
+        var failure: CourierError?
+        /// The request body's source.
+        var upload: UploadSource?
+        /// Whether the whole request body was handed to libcurl (or there is none).
+        var uploadEnded: Bool = true
+        /// Request body bytes handed to libcurl in this attempt.
+        var uploadedBytes: Int64 = 0
+        /// The chunked framing of a response body that ends while the request body still goes:
+        /// libcurl hands over the raw bytes and this reads them (see ``ChunkedBodyDecoder``).
+        var chunkedBody: ChunkedBodyReader?
+        /// Response body bytes received (after decoding).
+        var receivedBytes: Int = 0
+        /// Whether the transfer is watched for stalls (CurlTransfer+Stall.swift).
+        var stallWatched: Bool = false
+        /// When a byte last moved (``StallClock``).
+        var lastMoved: UInt64 = 0
+        /// Whether the deadline is nearer than the connect timeout, so that a timeout while
+        /// connecting is the deadline's.
+        var deadlineComesFirst: Bool = false
+    }
+
+    /// The running parts of this transfer: its handle's.
+    var running: Running {
+        _read {
+            if let handle { yield handle.running } else { yield Running() }
+        }
+        _modify {
+            if let handle {
+                yield &handle.running
+            } else {
+                var detached = Running()
+                yield &detached
+            }
+        }
+    }
+
+    /// The response head as it arrives.
+    var head: ResponseHeadParser {
+        _read { yield running.head }
+        _modify { yield &running.head }
+    }
+
+    /// Progress reported so far.
+    var reportedProgress: TransferProgress {
+        _read { yield running.reportedProgress }
+        _modify { yield &running.reportedProgress }
+    }
+
+    /// Why a callback stopped the transfer, if one did.
+    var failure: CourierError? {
+        _read { yield running.failure }
+        _modify { yield &running.failure }
+    }
+
+    /// The request body's source.
+    var upload: UploadSource? {
+        _read { yield running.upload }
+        _modify { yield &running.upload }
+    }
+
+    /// Whether the whole request body was handed to libcurl (or there is none).
+    var uploadEnded: Bool {
+        _read { yield running.uploadEnded }
+        _modify { yield &running.uploadEnded }
+    }
+
+    /// Request body bytes handed to libcurl in this attempt.
+    var uploadedBytes: Int64 {
+        _read { yield running.uploadedBytes }
+        _modify { yield &running.uploadedBytes }
+    }
+
+    /// The chunked framing of a response body that ends while the request body still goes:
+    /// libcurl hands over the raw bytes and this reads them (see ``ChunkedBodyDecoder``).
+    var chunkedBody: ChunkedBodyReader? {
+        _read { yield running.chunkedBody }
+        _modify { yield &running.chunkedBody }
+    }
+
+    /// Response body bytes received (after decoding).
+    var receivedBytes: Int {
+        _read { yield running.receivedBytes }
+        _modify { yield &running.receivedBytes }
+    }
+
+    /// Whether the transfer is watched for stalls (CurlTransfer+Stall.swift).
+    var stallWatched: Bool {
+        _read { yield running.stallWatched }
+        _modify { yield &running.stallWatched }
+    }
+
+    /// When a byte last moved (``StallClock``).
+    var lastMoved: UInt64 {
+        _read { yield running.lastMoved }
+        _modify { yield &running.lastMoved }
+    }
+
+    /// Whether the deadline is nearer than the connect timeout, so that a timeout while
+    /// connecting is the deadline's.
+    var deadlineComesFirst: Bool {
+        _read { yield running.deadlineComesFirst }
+        _modify { yield &running.deadlineComesFirst }
+    }
+}
