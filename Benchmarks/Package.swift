@@ -114,6 +114,8 @@ let package = Package(
             name: "CourierMicro",
             dependencies: [
                 "CHeapInfo",
+                "CSwiftLoopCurl",
+                "LoadClientSupport",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Courier", package: "courier"),
                 .product(name: "CourierTesting", package: "courier"),

@@ -82,7 +82,7 @@ start_micro_server() {
 }
 
 # The benchmarks whose allocation counts have thresholds in Thresholds/ (`run.sh check`).
-checked_benchmarks='^(Session\.send\.middleware0|Session\.send\.curl\.h1|Session\.send\.curl\.h2|Session\.send\.curl\.h1\.executor)$'
+checked_benchmarks='^(Session\.send\.middleware0|Session\.send\.curl\.h1|Session\.send\.curl\.h2|Session\.send\.curl\.h1\.executor|SwiftLoop\.curl\.h1|SwiftLoop\.curl\.h1\.executor)$'
 
 if [[ "${1:-}" == "check" || "${1:-}" == "thresholds" ]]; then
     # check: runs the benchmarks that have thresholds and fails (exit 2 or 4) when an allocation

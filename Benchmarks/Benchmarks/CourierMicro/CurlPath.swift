@@ -8,6 +8,10 @@
 // - `Session.send.curl.h1.executor`: HTTP/1.1 from a task that prefers the transport's loop
 //   as its executor (`CurlTransport.executor`): no thread hop per request.
 //
+// - `SwiftLoop.curl.h1` and `SwiftLoop.curl.h1.executor`: the same request through the bare Swift
+//   loop of the load harness (`SwiftLoopClient`'s `CurlLoop`, compiled in here too), its callers on
+//   the global executor or on the loop: what a request costs without Courier, counted the same way.
+//
 // `Benchmarks/run.sh micro` and `Benchmarks/run.sh check` start the nginx and pass its origins in
 // `COURIER_MICRO_HTTP1`, `COURIER_MICRO_TLS` and `COURIER_MICRO_CA`; without them these
 // benchmarks are not registered (a bare `swift package benchmark` has no server to talk to).
@@ -18,6 +22,7 @@ import Benchmark
 import Courier
 import Foundation
 import HTTPTypes
+import LoadClientSupport
 
 /// The origins of the harness's nginx, from the environment `run.sh` sets.
 struct MicroServer {
@@ -91,5 +96,30 @@ func registerCurlPathBenchmarks() {
         let (session, transport) = session(to: server.http1)
         try await withTaskExecutorPreference(transport.executor) { try await measure(session, benchmark) }
         await transport.shutdown()
+    }
+
+    for (name, onLoop) in [("h1", false), ("h1.executor", true)] {
+        Benchmark("SwiftLoop.curl.\(name)", configuration: counted) { benchmark in
+            let url = URL(string: curlPathRequestPath, relativeTo: server.http1)!.absoluteString
+            let options = LoadOptions.parse(["swift-loop", "--url", url, "--connections", "1"])
+            let loop = CurlLoop(options: options)
+            func measure() async throws {
+                let warm = await withUnsafeContinuation { loop.start($0) }
+                guard warm.status == 200, warm.bytes == 1024 else {
+                    throw AuthBenchmarkError(description: "unexpected response: \(warm.status), \(warm.bytes) bytes")
+                }
+                benchmark.startMeasurement()
+                for _ in benchmark.scaledIterations {
+                    blackHole(await withUnsafeContinuation { loop.start($0) })
+                }
+                benchmark.stopMeasurement()
+            }
+            if onLoop {
+                try await withTaskExecutorPreference(loop) { try await measure() }
+            } else {
+                try await measure()
+            }
+            loop.stop()
+        }
     }
 }

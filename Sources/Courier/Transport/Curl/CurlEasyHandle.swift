@@ -37,7 +37,7 @@ final class CurlEasyHandle {
 
     /// What the transfer running on the handle keeps only while it runs (``CurlTransfer/Running``);
     /// fresh between transfers.
-    var running = CurlTransfer.Running()
+    let running = CurlTransfer.Running()
 
     /// The request header list the handle points at, and the fields it was made from.
     private var headerList: UnsafeMutablePointer<curl_slist>?
@@ -97,7 +97,7 @@ final class CurlEasyHandle {
     /// (A handle whose transfer was retried or failed is reset before its next use; see
     /// ``CurlTransfer/detach(after:)``.)
     func transferEnded() {
-        running = CurlTransfer.Running()  // nor do the response's fields
+        running.reset()  // nor do the response's fields
         if headersHoldCredentials, let list = headerList {
             _ = ccurl_easy_setopt_slist(pointer, CURLOPT_HTTPHEADER, nil)
             curl_slist_free_all(list)

@@ -66,6 +66,16 @@ final class CurlMultiLoop: @unchecked Sendable {
     private var addedSincePerform = false
     /// Streamed transfers that batched body bytes in this pass (``publishAfterPass(_:)``).
     private var batchedStreams: [CurlTransfer] = []
+    /// What a transfer without an easy handle reads as its running parts (``CurlTransfer/running``).
+    private let detachedParts = CurlTransfer.Running()
+
+    /// The spare running parts, fresh (loop thread): a transfer without an easy handle has not
+    /// begun, or has ended.
+    func freshDetachedParts() -> CurlTransfer.Running {
+        assert(isCurrent, "a transfer's running parts read off the loop thread")
+        detachedParts.reset()
+        return detachedParts
+    }
     private var idleHandles: [CurlEasyHandle] = []
     private let maximumIdleHandles = 256
 

@@ -31,7 +31,7 @@ extension CurlTransfer {
             throw CourierError(kind: .bodyNotAllowed, message: "a HEAD request cannot carry a body")
         }
         self.handle = handle
-        handle.running = Running()
+        handle.running.reset()
         let easy = handle.pointer
         let profile = profile
         if handle.needsOptions(for: profile) {

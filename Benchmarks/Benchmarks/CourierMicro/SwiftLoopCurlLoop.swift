@@ -1,0 +1,1 @@
+../../Sources/SwiftLoopClient/CurlLoop.swift
