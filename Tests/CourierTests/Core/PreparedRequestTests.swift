@@ -30,7 +30,10 @@ struct PreparedRequestTests {
         #expect(sent.count == 2)
         #expect(sent.allSatisfy { $0.path == "/base/items" && $0.authority == "api.example.com" })
         #expect(sent.allSatisfy { $0.headerFields[.acceptLanguage] == "en" && $0.headerFields[.userAgent] != nil })
-        #expect(sent.map { Array($0.headerFields.map(\.name.rawName)) } == Array(repeating: ["X-Trace", "Accept-Language", "User-Agent"], count: 2))
+        #expect(
+            sent.map { Array($0.headerFields.map(\.name.rawName)) }
+                == Array(repeating: ["X-Trace", "Accept-Language", "User-Agent"], count: 2)
+        )
     }
 
     @Test func aRequestThatDiffersInSpellingOrderOrValueIsPreparedItself() async throws {
@@ -47,16 +50,22 @@ struct PreparedRequestTests {
         _ = try await session.send(HTTPRequest(method: .post, path: "/items", headerFields: variants[3]))
         _ = try await session.send(HTTPRequest(method: .post, path: "/other", headerFields: variants[3]))
         let sent = transport.requests.map(\.request)
-        #expect(sent.map { $0.headerFields.map { "\($0.name.rawName)=\($0.value)" }.dropLast() } == [
-            ["X-Trace=a", "Accept=text/plain"],
-            ["x-trace=a", "Accept=text/plain"],
-            ["Accept=text/plain", "x-trace=a"],
-            ["Accept=text/plain", "x-trace=b"],
-            ["Accept=text/plain", "x-trace=b"],
-            ["Accept=text/plain", "x-trace=b"],
-        ])
+        #expect(
+            sent.map { $0.headerFields.map { "\($0.name.rawName)=\($0.value)" }.dropLast() } == [
+                ["X-Trace=a", "Accept=text/plain"],
+                ["x-trace=a", "Accept=text/plain"],
+                ["Accept=text/plain", "x-trace=a"],
+                ["Accept=text/plain", "x-trace=b"],
+                ["Accept=text/plain", "x-trace=b"],
+                ["Accept=text/plain", "x-trace=b"],
+            ]
+        )
         #expect(sent.map(\.method) == [.get, .get, .get, .get, .post, .post])
-        #expect(sent.map(\.path) == ["/base/items", "/base/items", "/base/items", "/base/items", "/base/items", "/base/other"])
+        #expect(
+            sent.map(\.path) == [
+                "/base/items", "/base/items", "/base/items", "/base/items", "/base/items", "/base/other",
+            ]
+        )
     }
 
     @Test func aReconfiguredSessionPreparesTheSameRequestAnew() async throws {
@@ -84,11 +93,22 @@ struct PreparedRequestTests {
     @Test func sameMeansTheSameBytes() {
         let request = HTTPRequest(method: .get, path: "/a", headerFields: [Self.trace: "a", .accept: "*/*"])
         #expect(PreparedRequestMemo.isSame(request, request))
-        #expect(PreparedRequestMemo.isSame(request, HTTPRequest(method: .get, path: "/a", headerFields: [Self.trace: "a", .accept: "*/*"])))
+        #expect(
+            PreparedRequestMemo.isSame(
+                request,
+                HTTPRequest(method: .get, path: "/a", headerFields: [Self.trace: "a", .accept: "*/*"])
+            )
+        )
         let others = [
             HTTPRequest(method: .head, path: "/a", headerFields: [Self.trace: "a", .accept: "*/*"]),
             HTTPRequest(method: .get, path: "/b", headerFields: [Self.trace: "a", .accept: "*/*"]),
-            HTTPRequest(method: .get, scheme: "https", authority: "x", path: "/a", headerFields: [Self.trace: "a", .accept: "*/*"]),
+            HTTPRequest(
+                method: .get,
+                scheme: "https",
+                authority: "x",
+                path: "/a",
+                headerFields: [Self.trace: "a", .accept: "*/*"]
+            ),
             HTTPRequest(method: .get, path: "/a", headerFields: [Self.lowerTrace: "a", .accept: "*/*"]),
             HTTPRequest(method: .get, path: "/a", headerFields: [.accept: "*/*", Self.trace: "a"]),
             HTTPRequest(method: .get, path: "/a", headerFields: [Self.trace: "a"]),
@@ -97,7 +117,14 @@ struct PreparedRequestTests {
         ]
         var neverIndexed = HTTPField(name: Self.trace, value: "a")
         neverIndexed.indexingStrategy = .avoid
-        let requests = others + [HTTPRequest(method: .get, path: "/a", headerFields: HTTPFields([neverIndexed, HTTPField(name: .accept, value: "*/*")]))]
+        let requests =
+            others + [
+                HTTPRequest(
+                    method: .get,
+                    path: "/a",
+                    headerFields: HTTPFields([neverIndexed, HTTPField(name: .accept, value: "*/*")])
+                )
+            ]
         for other in requests {
             #expect(!PreparedRequestMemo.isSame(request, other))
             #expect(!PreparedRequestMemo.isSame(other, request))
@@ -110,7 +137,9 @@ struct PreparedRequestTests {
         try await withConformanceClient(.http1) { client in
             let first = try EchoedRequest(try await client.send(.get, "/request", headerFields: [Self.trace: "a"]))
             let again = try EchoedRequest(try await client.send(.get, "/request", headerFields: [Self.trace: "a"]))
-            let respelled = try EchoedRequest(try await client.send(.get, "/request", headerFields: [Self.lowerTrace: "a"]))
+            let respelled = try EchoedRequest(
+                try await client.send(.get, "/request", headerFields: [Self.lowerTrace: "a"])
+            )
             for echoed in [first, again] {
                 #expect(echoed.headers["X-Trace"] == ["a"])
                 #expect(echoed.headers["x-trace"] == nil)
@@ -122,7 +151,9 @@ struct PreparedRequestTests {
                 for index in 0..<40 {
                     group.addTask {
                         let value = index % 2 == 0 ? "even" : "odd"
-                        return try EchoedRequest(try await client.send(.get, "/request", headerFields: [Self.trace: value]))
+                        return try EchoedRequest(
+                            try await client.send(.get, "/request", headerFields: [Self.trace: value])
+                        )
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }

@@ -10,7 +10,9 @@ import HTTPTypes
 /// (CurlTransfer+ResponseBody.swift), attempts (CurlTransfer+Attempts.swift), TLS
 /// (CurlTransfer+TLS.swift), error mapping (CurlTransfer+Failure.swift), metrics
 /// (CurlTransfer+Metrics.swift), the response head (``ResponseHeadParser``) and progress
-/// (``TransferProgress``).
+/// (``TransferProgress``). What only a running transfer uses lives in the easy handle it runs
+/// on (``Running``, CurlTransfer+Running.swift), and its options and control in the request's
+/// context, which it shares with the chain: a transfer waiting for a connection is small.
 ///
 /// Confined to the loop thread: the caller writes ``continuation`` before it submits the
 /// start command (the inbox lock orders the two); from then on every field is read and
@@ -19,10 +21,10 @@ import HTTPTypes
 /// callbacks on other threads can name it in a command for the loop.
 final class CurlTransfer: @unchecked Sendable {
     // The stored properties are declared in the order that packs them tightest (a class keeps
-    // them in declaration order): every request in flight keeps a transfer.
+    // them in declaration order, and every request in flight keeps a transfer): the flags and
+    // the state machine fill what the optional body leaves of its last word.
     let request: HTTPRequest
     let body: RequestBody?
-    // Attempts.
     /// Whether the transfer runs again on a fresh connection after its first one died.
     var isOnFreshConnection = false
     /// Whether libcurl's text says that the HTTP/2 server refused the stream (and it retries).
@@ -39,7 +41,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// The request's context, shared with the chain that sent it rather than copied: the
     /// transfer needs its options and control, and every transfer in flight, a waiting one too,
-    /// keeps eight bytes of them instead of 120.
+    /// keeps eight bytes for them instead of about 120.
     let context: MiddlewareContext
     var options: TransferOptions { context.options }
     var control: TransferControl { context.control }

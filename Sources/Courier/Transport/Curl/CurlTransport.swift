@@ -167,7 +167,12 @@ public final class CurlTransport: Transport {
         try await transfer(
             request,
             body: body,
-            context: MiddlewareContext(taskID: NetworkTask.ID(rawValue: 0), logger: Session.silentLogger, options: options, control: control)
+            context: MiddlewareContext(
+                taskID: NetworkTask.ID(rawValue: 0),
+                logger: Session.silentLogger,
+                options: options,
+                control: control
+            )
         )
     }
 
