@@ -522,7 +522,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
         transfer.complete(code)
         if let slots = transfer.slots {
-            slots.record(bodyBytes: transfer.receivedBytes)
+            slots.record(bodyBytes: transfer.running.receivedBytes)
             // Any response tells, a failed one too: the version is known once a head arrived.
             slots.learnMultiplexing(handle.httpVersion)
         }

@@ -13,8 +13,8 @@ extension CurlTransfer {
     /// A transfer that died on a connection of its own is not sent again here: that is the
     /// retry policy's call, within its budget.
     func retriesOnFreshConnection(after code: CURLcode) -> Bool {
-        guard !isOnFreshConnection, machine.callerIsWaiting, !machine.hasEnded, failure == nil,
-            head.statusCode == 0, head.headBytes == 0, receivedBytes == 0, let easy
+        guard !isOnFreshConnection, machine.callerIsWaiting, !machine.hasEnded, running.failure == nil,
+            running.head.statusCode == 0, running.head.headBytes == 0, running.receivedBytes == 0, let easy
         else { return false }
         var connects = 0
         guard ccurl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK, connects == 0 else {
@@ -33,10 +33,10 @@ extension CurlTransfer {
         guard machine.restart() else { return false }
         isOnFreshConnection = true
         sendAttempts = 0
-        stallWatched = false
+        running.stallWatched = false
         streamRefused = false
-        head.reset()
-        reportedProgress.reset()
+        running.head.reset()
+        running.reportedProgress.reset()
         return true
     }
 
@@ -77,7 +77,7 @@ extension CurlTransfer {
         var requestBytes = 0
         _ = ccurl_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
         guard requestBytes > 0 else { return true }
-        failure = CourierError(
+        running.failure = CourierError(
             kind: .connectionClosed,
             message: "the connection closed or the stream was refused before any response; a "
                 + "\(request.method.rawValue) request without an Idempotency-Key is not sent again, since the server "

@@ -8,17 +8,17 @@ extension CurlTransfer {
     /// request body); a pin mismatch or an untrusted host (CurlTransfer+TLS.swift); a proxy
     /// that refused the tunnel; otherwise libcurl's code, told apart by what had arrived.
     func error(for code: CURLcode) -> CourierError {
-        if failure == nil, let refused = securityFailure(code) { return refused }
+        if running.failure == nil, let refused = securityFailure(code) { return refused }
         var mapped =
-            failure ?? proxyFailure(code)
+            running.failure ?? proxyFailure(code)
             ?? CourierError(
                 curlCode: code,
                 detail: handle?.errorText ?? "",
                 https: isHTTPS,
-                inHead: !machine.hasFinalHead && head.statusCode > 0
+                inHead: !machine.hasFinalHead && running.head.statusCode > 0
             )
-        if head.statusCode > 0 { mapped.receivedResponse = true }
-        if mapped.kind == .connectTimedOut, deadlineComesFirst {
+        if running.head.statusCode > 0 { mapped.receivedResponse = true }
+        if mapped.kind == .connectTimedOut, running.deadlineComesFirst {
             // libcurl names both limits alike while connecting: the deadline fired.
             mapped = CourierError(
                 kind: .timedOut,

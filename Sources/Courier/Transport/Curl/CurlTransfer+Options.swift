@@ -55,7 +55,7 @@ extension CurlTransfer {
         try set(easy, CURLOPT_CONNECTTIMEOUT_MS, connectMilliseconds)
         try set(easy, CURLOPT_TIMEOUT_MS, deadlineMilliseconds)
         // libcurl's text is the same for both limits while connecting; remember which is first.
-        deadlineComesFirst =
+        running.deadlineComesFirst =
             deadlineMilliseconds > 0
             && deadlineMilliseconds <= (connectMilliseconds > 0 ? connectMilliseconds : 300_000)
         let bufferSize = slots?.receiveBufferSize ?? CurlOriginSlots.defaultReceiveBufferSize

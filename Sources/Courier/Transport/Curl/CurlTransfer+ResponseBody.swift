@@ -14,14 +14,15 @@ extension CurlTransfer {
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         assertConfined()
         moved()
-        if chunkedBody != nil { return receiveChunked(bytes) }
+        if running.chunkedBody != nil { return receiveChunked(bytes) }
         let taken = take(bytes)
         // While the request body still goes, libcurl does not end the transfer when the
         // response is complete: the length it announced tells, counted in the bytes taken
         // (libcurl may hand one read over in several calls). A content-coded body's length is
         // not its decoded length: it ends with the transfer.
-        if !uploadEnded, taken == bytes.count, head.expectedLength > 0, !head.isChunked, !head.isContentEncoded,
-            Int64(receivedBytes) >= head.expectedLength
+        if !running.uploadEnded, taken == bytes.count, running.head.expectedLength > 0, !running.head.isChunked,
+            !running.head.isContentEncoded,
+            Int64(running.receivedBytes) >= running.head.expectedLength
         {
             endResponse()
         }
@@ -31,12 +32,12 @@ extension CurlTransfer {
     /// Raw chunked bytes: the data they frame goes to the sink, all of it or none (a refused
     /// chunk comes again from libcurl after the pause); the last chunk ends the response.
     private func receiveChunked(_ bytes: UnsafeRawBufferPointer) -> Int {
-        guard let reader = chunkedBody else { return 0 }
+        guard let reader = running.chunkedBody else { return 0 }
         var decoder = reader.decoder
         var data = Data()
         let outcome = decoder.decode(bytes, into: &data)
         if case .malformed(let reason) = outcome {
-            failure = CourierError(
+            running.failure = CourierError(
                 kind: .malformedResponse,
                 message: "the chunked response body is malformed: \(reason)"
             )
@@ -48,7 +49,7 @@ extension CurlTransfer {
         }
         reader.decoder = decoder
         if outcome == .end {
-            head.receiveTrailers(decoder.trailerFields)
+            running.head.receiveTrailers(decoder.trailerFields)
             endResponse()
         }
         return bytes.count
@@ -59,16 +60,16 @@ extension CurlTransfer {
     func beginResponseBody() {
         // A 417 to `Expect: 100-continue` is answered by libcurl itself, which sends the request
         // again without the expectation: the response is the next one.
-        guard body != nil, !uploadEnded, head.statusCode != 417, let easy else { return }
-        if head.isChunked {  // the chunked framing wins over a Content-Length
-            guard !head.isContentEncoded, head.isHTTP1 else { return }
+        guard body != nil, !running.uploadEnded, running.head.statusCode != 417, let easy else { return }
+        if running.head.isChunked {  // the chunked framing wins over a Content-Length
+            guard !running.head.isContentEncoded, running.head.isHTTP1 else { return }
             // libcurl keeps reading the framing and hands over the raw bytes, which Courier
             // reads itself. (A content-coded body is left to libcurl: then the response ends
             // with the transfer.)
             guard ccurl_easy_setopt_long(easy, CURLOPT_HTTP_TRANSFER_DECODING, 0) == CURLE_OK else { return }
-            chunkedBody = ChunkedBodyReader()
-        } else if request.method == .head || head.statusCode == 204 || head.statusCode == 304
-            || head.expectedLength == 0
+            running.chunkedBody = ChunkedBodyReader()
+        } else if request.method == .head || running.head.statusCode == 204 || running.head.statusCode == 304
+            || running.head.expectedLength == 0
         {
             endResponse()  // no body follows this head
         }
@@ -91,18 +92,18 @@ extension CurlTransfer {
             return batchForStream(bytes)
         case .buffer:
             if buffer.count + bytes.count > bufferLimit {
-                failure = CourierError(
+                running.failure = CourierError(
                     kind: .responseTooLarge,
                     message: "the response body exceeds \(bufferLimit) bytes"
                 )
                 return 0
             }
-            let expectedLength = head.expectedLength
+            let expectedLength = running.head.expectedLength
             if buffer.capacity == 0, expectedLength > 0, expectedLength <= Int64(bufferLimit) {
                 buffer.reserve(Int(expectedLength))
             }
             buffer.append(bytes)
-            receivedBytes += bytes.count
+            running.receivedBytes += bytes.count
             return bytes.count
         case .discard:
             return bytes.count
@@ -139,7 +140,7 @@ extension CurlTransfer {
             loop.publishAfterPass(self)
         }
         buffer.append(bytes)
-        receivedBytes += bytes.count
+        running.receivedBytes += bytes.count
         streamBytesThisPass += bytes.count
         return bytes.count
     }
@@ -195,7 +196,7 @@ extension CurlTransfer {
     func finishStream() {
         publishStreamBatch()
         buffer.free()  // the batch's memory goes back to the pool
-        stream?.finish(trailers: head.trailerFields)
+        stream?.finish(trailers: running.head.trailerFields)
     }
 
     /// Hands the head and a body stream to the caller.
@@ -216,7 +217,8 @@ extension CurlTransfer {
         // The deadline bounds a stream until its head; from here the stall timeout bounds it.
         if let easy { _ = ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, 0) }
         let responseHead =
-            head.responseHead ?? HTTPResponse(status: .standard(code: head.statusCode), headerFields: head.fields)
+            running.head.responseHead
+            ?? HTTPResponse(status: .standard(code: running.head.statusCode), headerFields: running.head.fields)
         hand(Response(head: responseHead, body: Response.Body(stream: .init(stream)), metrics: metrics()))
     }
 }

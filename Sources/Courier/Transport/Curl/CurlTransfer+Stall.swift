@@ -20,27 +20,27 @@ extension CurlTransfer {
     func watchForStalls() {
         guard let stall = options.stallTimeout else { return }
         let now = StallClock.now
-        lastMoved = now
-        stallWatched = true
+        running.lastMoved = now
+        running.stallWatched = true
         loop.scheduleStallCheck(at: now &+ stall.nanoseconds)
     }
 
     /// A byte moved.
     @inline(__always)
     func moved() {
-        if stallWatched { lastMoved = StallClock.now }
+        if running.stallWatched { running.lastMoved = StallClock.now }
     }
 
     /// When the transfer counts as stalled unless a byte moves first, or `nil` while it rests
     /// or is not watched.
     var stallDue: UInt64? {
-        guard stallWatched, let stall = options.stallTimeout, machine.isRunningUnpaused(receive: true),
+        guard running.stallWatched, let stall = options.stallTimeout, machine.isRunningUnpaused(receive: true),
             !control.isSuspended
         else { return nil }
-        let waitingForTheBody = !uploadEnded && !machine.isRunningUnpaused(receive: false)
-        if !machine.hasFinalHead, uploadEnded || waitingForTheBody { return nil }
+        let waitingForTheBody = !running.uploadEnded && !machine.isRunningUnpaused(receive: false)
+        if !machine.hasFinalHead, running.uploadEnded || waitingForTheBody { return nil }
         if machine.responseHasEnded, waitingForTheBody { return nil }
-        return lastMoved &+ stall.nanoseconds
+        return running.lastMoved &+ stall.nanoseconds
     }
 
     /// The error of a transfer that stalled.
@@ -52,7 +52,7 @@ extension CurlTransfer {
             message: "no byte of \(direction) moved for \(seconds) s (the stall timeout)"
         )
         // A response had begun: sending the request again is not the cure (see RetryPolicy).
-        error.receivedResponse = head.statusCode > 0
+        error.receivedResponse = running.head.statusCode > 0
         return error
     }
 }

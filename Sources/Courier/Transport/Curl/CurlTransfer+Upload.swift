@@ -13,16 +13,16 @@ extension CurlTransfer {
 
     /// Opens the source the read callback takes the request body from.
     func prepareUpload(_ body: RequestBody) throws {
-        uploadEnded = body.framedLength == 0
-        uploadedBytes = 0
+        running.uploadEnded = body.framedLength == 0
+        running.uploadedBytes = 0
         switch body.storage {
         case .data(let data):
-            upload = .memory(data, offset: 0)
+            running.upload = .memory(data, offset: 0)
         case .file(let path, _):
             guard let handle = FileHandle(forReadingAtPath: path) else {
                 throw CourierError(kind: .requestBodyFailed, message: "cannot open \(ErrorText.file(path)) for reading")
             }
-            upload = .file(handle)
+            running.upload = .file(handle)
         case .stream(_, _, _, let pump):
             let writer = RequestBodyWriter(limit: 256 << 10) { [weak self, loop] in
                 guard let self else { return }
@@ -36,30 +36,30 @@ extension CurlTransfer {
                     writer.finish(throwing: error)
                 }
             }
-            upload = .stream(writer, pump: task)
+            running.upload = .stream(writer, pump: task)
         }
     }
 
     func closeUpload() {
-        switch upload {
+        switch running.upload {
         case .file(let handle): try? handle.close()
         case .stream(let writer, let pump):
             writer.cancel(CancellationError())
             pump.cancel()
         case .memory, .none: break
         }
-        upload = nil
+        running.upload = nil
     }
 
     /// Rewinds the request body for libcurl's own retries; `false` when it cannot.
     func rewindUpload(to offset: Int64) -> Bool {
-        uploadEnded = false
-        uploadedBytes = offset
-        if stallWatched { watchForStalls() }  // the body goes out again: watch it again
-        switch upload {
+        running.uploadEnded = false
+        running.uploadedBytes = offset
+        if running.stallWatched { watchForStalls() }  // the body goes out again: watch it again
+        switch running.upload {
         case .memory(let data, _):
             guard offset >= 0, offset <= Int64(data.count) else { return false }
-            upload = .memory(data, offset: Int(offset))
+            running.upload = .memory(data, offset: Int(offset))
             return true
         case .file(let handle):
             return lseek(handle.fileDescriptor, off_t(offset), SEEK_SET) == off_t(offset)
@@ -72,31 +72,31 @@ extension CurlTransfer {
     func readUpload(_ destination: UnsafeMutableRawBufferPointer) -> Int {
         let count = provideUpload(destination)
         if count == 0 {
-            uploadEnded = true
+            running.uploadEnded = true
         } else if count <= destination.count {
-            if stallWatched { moved() } else { watchForStalls() }  // the upload began
-            uploadedBytes += Int64(count)
+            if running.stallWatched { moved() } else { watchForStalls() }  // the upload began
+            running.uploadedBytes += Int64(count)
             // libcurl asks no more once it has the announced length.
-            if let length = body?.framedLength, uploadedBytes >= length { uploadEnded = true }
+            if let length = body?.framedLength, running.uploadedBytes >= length { running.uploadEnded = true }
         }
         return count
     }
 
     /// Fills curl's upload buffer.
     private func provideUpload(_ destination: UnsafeMutableRawBufferPointer) -> Int {
-        switch upload {
+        switch running.upload {
         case .memory(let data, let offset):
             let count = min(destination.count, data.count - offset)
             guard count > 0 else { return 0 }
             data.withUnsafeBytes { source in
                 destination.baseAddress!.copyMemory(from: source.baseAddress! + offset, byteCount: count)
             }
-            upload = .memory(data, offset: offset + count)
+            running.upload = .memory(data, offset: offset + count)
             return count
         case .file(let handle):
             let count = read(handle.fileDescriptor, destination.baseAddress, destination.count)
             if count < 0 {
-                failure = CourierError(
+                running.failure = CourierError(
                     kind: .requestBodyFailed,
                     message: "reading the request body file failed: errno \(errno)"
                 )
@@ -111,7 +111,10 @@ extension CurlTransfer {
                 machine.sendPaused()
                 return Int(ccurl_readfunc_pause())
             case .failed(let error):
-                failure = CourierError(kind: .requestBodyFailed, message: "the request body stream failed: \(error)")
+                running.failure = CourierError(
+                    kind: .requestBodyFailed,
+                    message: "the request body stream failed: \(error)"
+                )
                 return Int(ccurl_readfunc_abort())
             }
         case .none:
@@ -135,10 +138,10 @@ extension CurlTransfer {
     /// Appends the request body's trailer fields to libcurl's list (which libcurl frees);
     /// `false` refuses them and fails the transfer, whose body then stays unfinished.
     func appendTrailers(to list: inout UnsafeMutablePointer<curl_slist>?) -> Bool {
-        guard case .stream(let writer, _) = upload, let trailers = writer.trailers else { return true }
+        guard case .stream(let writer, _) = running.upload, let trailers = writer.trailers else { return true }
         for field in trailers {
             guard !Self.fieldsNotAllowedInTrailers.contains(field.name) else {
-                failure = CourierError(
+                running.failure = CourierError(
                     kind: .requestBodyFailed,
                     message: "\(field.name.rawName) cannot be a trailer field"
                 )

@@ -167,7 +167,7 @@ final class CurlTransfer: @unchecked Sendable {
         control.detach()
         closeUpload()
         // A handle that gave raw chunked bytes must not keep doing so: reset it too.
-        if sendAttempts != 1 || code != CURLE_OK || isOnFreshConnection || chunkedBody != nil {
+        if sendAttempts != 1 || code != CURLE_OK || isOnFreshConnection || running.chunkedBody != nil {
             handle?.profile = nil
         }
         if body?.hasTrailers == true { handle?.isReusable = false }
@@ -184,7 +184,7 @@ final class CurlTransfer: @unchecked Sendable {
     func applyPause() -> CURLcode {
         assertConfined()
         guard machine.updatePause(), let easy else { return CURLE_OK }
-        if stallWatched { watchForStalls() }  // a rest ended: the clock starts again
+        if running.stallWatched { watchForStalls() }  // a rest ended: the clock starts again
         let mask = control.isSuspended ? CURLPAUSE_RECV | CURLPAUSE_SEND : CURLPAUSE_CONT
         return curl_easy_pause(easy, mask)
     }
@@ -195,7 +195,7 @@ final class CurlTransfer: @unchecked Sendable {
     func receiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
         assertConfined()
         moved()
-        switch head.receive(line, memo: slots?.headMemo) {
+        switch running.head.receive(line, memo: slots?.headMemo) {
         case .field, .trailer:
             return true
         case .statusLine:
@@ -204,16 +204,16 @@ final class CurlTransfer: @unchecked Sendable {
         case .end:
             return finishHead()
         case .tooLarge(let isLine):
-            failure = ResponseHeadLimits.exceeded(line: isLine)
+            running.failure = ResponseHeadLimits.exceeded(line: isLine)
             return false
         case .malformed(let malformation):
-            failure = CourierError(kind: .malformedResponse, message: malformation.message)
+            running.failure = CourierError(kind: .malformedResponse, message: malformation.message)
             return false
         }
     }
 
     private func finishHead() -> Bool {
-        switch machine.headReceived(status: head.statusCode) {
+        switch machine.headReceived(status: running.head.statusCode) {
         case .interim:
             return true
         case .final:
@@ -233,7 +233,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Takes libcurl's progress figures.
     func progress(downloadTotal: Int64, downloaded: Int64, uploadTotal: Int64, uploaded: Int64) {
         assertConfined()
-        reportedProgress.update(
+        running.reportedProgress.update(
             downloadTotal: downloadTotal,
             downloaded: downloaded,
             uploadTotal: uploadTotal,
@@ -262,14 +262,15 @@ final class CurlTransfer: @unchecked Sendable {
     /// Gives the caller the buffered response.
     func respond() {
         let responseHead =
-            head.responseHead ?? HTTPResponse(status: .standard(code: head.statusCode), headerFields: head.fields)
+            running.head.responseHead
+            ?? HTTPResponse(status: .standard(code: running.head.statusCode), headerFields: running.head.fields)
         let data = buffer.takeData()
         let metrics = metrics()
         // The last step of progress, also for a body too short for a 64 KiB step.
         if control.observesProgress, let received = metrics?.bytesReceived {
-            reportedProgress.finish(received: received, to: control)
+            running.reportedProgress.finish(received: received, to: control)
         }
-        let body = head.trailerFields.map { Response.Body(data, trailerFields: $0) } ?? Response.Body(data)
+        let body = running.head.trailerFields.map { Response.Body(data, trailerFields: $0) } ?? Response.Body(data)
         hand(Response(head: responseHead, body: body, metrics: metrics))
     }
 
