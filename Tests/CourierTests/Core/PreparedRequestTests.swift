@@ -90,6 +90,20 @@ struct PreparedRequestTests {
         #expect(transport.requests.count == 1)
     }
 
+    @Test func aRequestThatCarriesACredentialIsNeverRemembered() {
+        let memo = PreparedRequestMemo()
+        let plain = HTTPRequest(method: .get, path: "/a")
+        memo.remember(plain, for: plain)
+        #expect(memo.prepared(for: plain) == plain)
+        for name in [HTTPField.Name.authorization, .proxyAuthorization, .cookie] {
+            var carrying = plain
+            carrying.headerFields[name] = "secret"
+            memo.remember(carrying, for: carrying)
+            #expect(memo.prepared(for: carrying) == nil)
+            #expect(memo.prepared(for: plain) == plain)
+        }
+    }
+
     @Test func sameMeansTheSameBytes() {
         let request = HTTPRequest(method: .get, path: "/a", headerFields: [Self.trace: "a", .accept: "*/*"])
         #expect(PreparedRequestMemo.isSame(request, request))

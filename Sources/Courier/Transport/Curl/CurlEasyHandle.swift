@@ -97,7 +97,7 @@ final class CurlEasyHandle {
     /// (A handle whose transfer was retried or failed is reset before its next use; see
     /// ``CurlTransfer/detach(after:)``.)
     func transferEnded() {
-        running.reset()  // nor do the response's fields
+        running.reset()
         if headersHoldCredentials, let list = headerList {
             _ = ccurl_easy_setopt_slist(pointer, CURLOPT_HTTPHEADER, nil)
             curl_slist_free_all(list)

@@ -68,14 +68,6 @@ final class CurlMultiLoop: @unchecked Sendable {
     private var batchedStreams: [CurlTransfer] = []
     /// What a transfer without an easy handle reads as its running parts (``CurlTransfer/running``).
     private let detachedParts = CurlTransfer.Running()
-
-    /// The spare running parts, fresh (loop thread): a transfer without an easy handle has not
-    /// begun, or has ended.
-    func freshDetachedParts() -> CurlTransfer.Running {
-        assert(isCurrent, "a transfer's running parts read off the loop thread")
-        detachedParts.reset()
-        return detachedParts
-    }
     private var idleHandles: [CurlEasyHandle] = []
     private let maximumIdleHandles = 256
 
@@ -276,6 +268,14 @@ final class CurlMultiLoop: @unchecked Sendable {
     func publishAfterPass(_ transfer: CurlTransfer) {
         assert(isCurrent, "a stream batch scheduled off the loop thread")
         batchedStreams.append(transfer)
+    }
+
+    /// The spare running parts, fresh (loop thread): a transfer without an easy handle has not
+    /// begun, or has ended.
+    func freshDetachedParts() -> CurlTransfer.Running {
+        assert(isCurrent, "a transfer's running parts read off the loop thread")
+        detachedParts.reset()
+        return detachedParts
     }
 
     /// Publishes the batches of this pass; keeps those of transfers still mid-flow for the
