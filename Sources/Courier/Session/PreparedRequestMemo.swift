@@ -10,7 +10,9 @@ import HTTPTypes
 /// shared, and no work.
 ///
 /// A snapshot of the session owns one, so a reconfiguration starts it empty. Only a successful
-/// preparation is remembered; one that throws is checked again each time.
+/// preparation is remembered; one that throws is checked again each time. A request that carries
+/// a credential (`Authorization`, `Proxy-Authorization`, `Cookie`) is never remembered: a
+/// credential does not outlive its request in memory.
 final class PreparedRequestMemo: Sendable {
     private struct Entry {
         let request: HTTPRequest
@@ -28,11 +30,14 @@ final class PreparedRequestMemo: Sendable {
         }
     }
 
-    /// Remembers that `request` was prepared as `prepared`.
+    /// Remembers that `request` was prepared as `prepared`, unless it carries a credential.
     func remember(_ prepared: HTTPRequest, for request: HTTPRequest) {
+        guard !prepared.headerFields.contains(where: { Self.credentialFields.contains($0.name) }) else { return }
         let entry = Entry(request: request, prepared: prepared)
         last.withLock { $0 = entry }
     }
+
+    private static let credentialFields: [HTTPField.Name] = [.authorization, .proxyAuthorization, .cookie]
 
     /// Whether two requests are the same to the byte: the same pseudo-header fields, and the
     /// same fields in the same order with the same spelling of each name. (`HTTPRequest`'s own
