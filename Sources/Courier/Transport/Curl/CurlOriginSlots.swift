@@ -16,7 +16,10 @@ final class CurlOriginSlots {
         var authority: String
 
         /// Whether the origin is reached over TLS.
-        var isSecure: Bool { scheme.utf8.count == 5 && scheme.lowercased() == "https" }
+        var isSecure: Bool { Self.isSecure(scheme: scheme) }
+
+        /// Whether an origin of `scheme` is reached over TLS.
+        static func isSecure(scheme: String) -> Bool { scheme.utf8.count == 5 && scheme.lowercased() == "https" }
     }
 
     /// Transfers of the origin that hold an easy handle.

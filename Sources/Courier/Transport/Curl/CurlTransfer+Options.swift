@@ -30,8 +30,10 @@ extension CurlTransfer {
         if request.method == .head, body != nil {
             throw CourierError(kind: .bodyNotAllowed, message: "a HEAD request cannot carry a body")
         }
+        // The handle's running parts are fresh: a new handle's, or reset when its last transfer
+        // ended (`CurlEasyHandle.transferEnded()`); a transfer that goes again on a fresh
+        // connection reset what its attempt left (`retriesOnFreshConnection(after:)`).
         self.handle = handle
-        handle.running.reset()
         let easy = handle.pointer
         let profile = profile
         if handle.needsOptions(for: profile) {

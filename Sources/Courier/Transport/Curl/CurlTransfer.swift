@@ -50,7 +50,10 @@ final class CurlTransfer: @unchecked Sendable {
     var origin: CurlOriginSlots.Origin {
         CurlOriginSlots.Origin(scheme: request.scheme ?? "", authority: request.authority ?? "")
     }
-    var isHTTPS: Bool { origin.isSecure }
+    var isHTTPS: Bool {
+        guard let scheme = request.scheme else { return false }
+        return CurlOriginSlots.Origin.isSecure(scheme: scheme)
+    }
     /// The most bytes a buffered body may have.
     var bufferLimit: Int {
         guard case .buffered(let limit) = options.responseBody else { return 0 }
